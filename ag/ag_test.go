@@ -1,0 +1,245 @@
+package ag
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/textarmor/textarmor/tensor"
+)
+
+func randT(r *rand.Rand, shape ...int) *tensor.Tensor {
+	x := tensor.New(shape...)
+	for i := range x.Data {
+		x.Data[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+// positive returns a tensor with values away from 0 (for Log, Sqrt, Div).
+func positive(r *rand.Rand, shape ...int) *tensor.Tensor {
+	x := tensor.New(shape...)
+	for i := range x.Data {
+		x.Data[i] = 0.5 + r.Float32()
+	}
+	return x
+}
+
+// awayFromZero avoids kinks of ReLU/Abs where finite differences lie.
+func awayFromZero(r *rand.Rand, shape ...int) *tensor.Tensor {
+	x := randT(r, shape...)
+	for i, v := range x.Data {
+		if v > -0.05 && v < 0.05 {
+			x.Data[i] = 0.3
+		}
+	}
+	return x
+}
+
+func TestGradients(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	lengths := []int{5, 3, 1}
+	cases := []struct {
+		name string
+		in   []*tensor.Tensor
+		f    func(t *Tape, v []*Var) *Var
+	}{
+		{"add-same", []*tensor.Tensor{randT(r, 3, 4), randT(r, 3, 4)}, func(t *Tape, v []*Var) *Var { return t.Add(v[0], v[1]) }},
+		{"add-bias-broadcast", []*tensor.Tensor{randT(r, 2, 3, 4), randT(r, 4)}, func(t *Tape, v []*Var) *Var { return t.Add(v[0], v[1]) }},
+		{"sub-general-broadcast", []*tensor.Tensor{randT(r, 2, 1, 4), randT(r, 3, 1)}, func(t *Tape, v []*Var) *Var { return t.Sub(v[0], v[1]) }},
+		{"mul-broadcast", []*tensor.Tensor{randT(r, 2, 3, 4), randT(r, 2, 1, 4)}, func(t *Tape, v []*Var) *Var { return t.Mul(v[0], v[1]) }},
+		{"div", []*tensor.Tensor{randT(r, 3, 4), positive(r, 3, 1)}, func(t *Tape, v []*Var) *Var { return t.Div(v[0], v[1]) }},
+		{"relu", []*tensor.Tensor{awayFromZero(r, 5, 6)}, func(t *Tape, v []*Var) *Var { return t.ReLU(v[0]) }},
+		{"tanh", []*tensor.Tensor{randT(r, 5, 6)}, func(t *Tape, v []*Var) *Var { return t.Tanh(v[0]) }},
+		{"sigmoid", []*tensor.Tensor{randT(r, 5, 6)}, func(t *Tape, v []*Var) *Var { return t.Sigmoid(v[0]) }},
+		{"gelu", []*tensor.Tensor{randT(r, 5, 6)}, func(t *Tape, v []*Var) *Var { return t.GELU(v[0]) }},
+		{"exp", []*tensor.Tensor{randT(r, 4)}, func(t *Tape, v []*Var) *Var { return t.Exp(v[0]) }},
+		{"log", []*tensor.Tensor{positive(r, 4)}, func(t *Tape, v []*Var) *Var { return t.Log(v[0]) }},
+		{"sqrt", []*tensor.Tensor{positive(r, 4)}, func(t *Tape, v []*Var) *Var { return t.Sqrt(v[0]) }},
+		{"square-abs", []*tensor.Tensor{awayFromZero(r, 4)}, func(t *Tape, v []*Var) *Var { return t.Square(t.Abs(v[0])) }},
+		{"scale-addconst", []*tensor.Tensor{randT(r, 4)}, func(t *Tape, v []*Var) *Var { return t.AddConst(t.Scale(v[0], -2.5), 1) }},
+		{"sum-mean", []*tensor.Tensor{randT(r, 3, 4)}, func(t *Tape, v []*Var) *Var { return t.Add(t.Sum(v[0]), t.Mean(t.Square(v[0]))) }},
+		{"sumlast", []*tensor.Tensor{randT(r, 3, 4)}, func(t *Tape, v []*Var) *Var { return t.SumLast(v[0]) }},
+		{"reshape", []*tensor.Tensor{randT(r, 3, 4)}, func(t *Tape, v []*Var) *Var { return t.Tanh(t.Reshape(v[0], 4, 3)) }},
+		{"matmul", []*tensor.Tensor{randT(r, 2, 3, 4), randT(r, 4, 5)}, func(t *Tape, v []*Var) *Var { return t.MatMul(v[0], v[1], false) }},
+		{"matmul-transW", []*tensor.Tensor{randT(r, 3, 4), randT(r, 5, 4)}, func(t *Tape, v []*Var) *Var { return t.MatMul(v[0], v[1], true) }},
+		{"linear", []*tensor.Tensor{randT(r, 3, 4), randT(r, 4, 2), randT(r, 2)}, func(t *Tape, v []*Var) *Var { return t.Linear(v[0], v[1], v[2]) }},
+		{"bmm", []*tensor.Tensor{randT(r, 2, 3, 4), randT(r, 2, 4, 5)}, func(t *Tape, v []*Var) *Var { return t.BatchMatMul(v[0], false, v[1], false) }},
+		{"bmm-tA", []*tensor.Tensor{randT(r, 2, 4, 3), randT(r, 2, 4, 5)}, func(t *Tape, v []*Var) *Var { return t.BatchMatMul(v[0], true, v[1], false) }},
+		{"bmm-tB", []*tensor.Tensor{randT(r, 2, 3, 4), randT(r, 2, 5, 4)}, func(t *Tape, v []*Var) *Var { return t.BatchMatMul(v[0], false, v[1], true) }},
+		{"bmm-tAB", []*tensor.Tensor{randT(r, 2, 4, 3), randT(r, 2, 5, 4)}, func(t *Tape, v []*Var) *Var { return t.BatchMatMul(v[0], true, v[1], true) }},
+		{"lookup", []*tensor.Tensor{randT(r, 6, 3)}, func(t *Tape, v []*Var) *Var { return t.Lookup(v[0], []int32{1, 4, 1, 0}) }},
+		{"softmax", []*tensor.Tensor{randT(r, 3, 5)}, func(t *Tape, v []*Var) *Var { return t.Softmax(v[0]) }},
+		{"logsoftmax", []*tensor.Tensor{randT(r, 3, 5)}, func(t *Tape, v []*Var) *Var { return t.LogSoftmax(v[0]) }},
+		{"crossentropy", []*tensor.Tensor{randT(r, 4, 3)}, func(t *Tape, v []*Var) *Var { return t.CrossEntropy(v[0], []int{0, 2, 1, 2}, nil) }},
+		{"crossentropy-weighted", []*tensor.Tensor{randT(r, 4, 3)}, func(t *Tape, v []*Var) *Var {
+			return t.CrossEntropy(v[0], []int{0, 2, 1, 2}, []float32{1, 0.5, 2, 0})
+		}},
+		{"layernorm", []*tensor.Tensor{randT(r, 3, 6), randT(r, 6), randT(r, 6)}, func(t *Tape, v []*Var) *Var { return t.LayerNorm(v[0], v[1], v[2], 1e-5) }},
+		{"concat-last", []*tensor.Tensor{randT(r, 2, 3, 2), randT(r, 2, 3, 4)}, func(t *Tape, v []*Var) *Var { return t.Concat(-1, v[0], v[1]) }},
+		{"concat-mid", []*tensor.Tensor{randT(r, 2, 1, 2), randT(r, 2, 3, 2)}, func(t *Tape, v []*Var) *Var { return t.Concat(1, v[0], v[1]) }},
+		{"slice", []*tensor.Tensor{randT(r, 2, 5, 3)}, func(t *Tape, v []*Var) *Var { return t.Slice(v[0], 1, 1, 4) }},
+		{"gather", []*tensor.Tensor{randT(r, 4, 3)}, func(t *Tape, v []*Var) *Var { return t.Gather(v[0], []int{3, 0, 3}) }},
+		{"norm-row", []*tensor.Tensor{randT(r, 3, 4)}, func(t *Tape, v []*Var) *Var { return t.Norm(v[0], 1, 1e-8) }},
+		{"norm-seq", []*tensor.Tensor{randT(r, 2, 3, 4)}, func(t *Tape, v []*Var) *Var { return t.Norm(v[0], 1, 1e-8) }},
+		{"conv1d", []*tensor.Tensor{randT(r, 2, 6, 3), randT(r, 3, 3*4), randT(r, 4)}, func(t *Tape, v []*Var) *Var { return t.Conv1D(v[0], v[1], v[2], 3) }},
+		{"conv1d-w1", []*tensor.Tensor{randT(r, 2, 4, 3), randT(r, 3, 2), randT(r, 2)}, func(t *Tape, v []*Var) *Var { return t.Conv1D(v[0], v[1], v[2], 1) }},
+		{"max-over-time", []*tensor.Tensor{randT(r, 3, 5, 4)}, func(t *Tape, v []*Var) *Var { return t.MaxOverTime(v[0], lengths) }},
+		{"mean-over-time", []*tensor.Tensor{randT(r, 3, 5, 4)}, func(t *Tape, v []*Var) *Var { return t.MeanOverTime(v[0], lengths) }},
+		{"mask-time", []*tensor.Tensor{randT(r, 3, 5, 2)}, func(t *Tape, v []*Var) *Var { return t.MaskTime(v[0], lengths) }},
+		{"lstm", []*tensor.Tensor{randT(r, 3, 5, 4), scaled(randT(r, 4, 12), 0.5), scaled(randT(r, 3, 12), 0.5), randT(r, 12)},
+			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], lengths, false) }},
+		{"lstm-reverse", []*tensor.Tensor{randT(r, 3, 5, 4), scaled(randT(r, 4, 12), 0.5), scaled(randT(r, 3, 12), 0.5), randT(r, 12)},
+			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], lengths, true) }},
+		{"lstm-nolengths", []*tensor.Tensor{randT(r, 2, 4, 3), scaled(randT(r, 3, 8), 0.5), scaled(randT(r, 2, 8), 0.5), randT(r, 8)},
+			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], nil, false) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if err := GradCheck(c.in, 1e-2, 2e-2, c.f); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func scaled(x *tensor.Tensor, s float32) *tensor.Tensor {
+	for i := range x.Data {
+		x.Data[i] *= s
+	}
+	return x
+}
+
+// TestGradCheckCatchesWrongGradient makes sure the checker itself can fail.
+func TestGradCheckCatchesWrongGradient(t *testing.T) {
+	r := rand.New(rand.NewSource(2))
+	err := GradCheck([]*tensor.Tensor{randT(r, 3)}, 1e-2, 2e-2, func(t *Tape, v []*Var) *Var {
+		a := v[0]
+		out := tensor.New(3)
+		for i, x := range a.Data() {
+			out.Data[i] = x * x
+		}
+		return t.op(out, func(o *Var) { // deliberately wrong: d(x²) is not x
+			g := a.grad()
+			for i := range g {
+				g[i] += o.Grad.Data[i] * a.Data()[i]
+			}
+		}, a)
+	})
+	if err == nil {
+		t.Fatal("GradCheck accepted a wrong gradient")
+	}
+}
+
+func TestLSTMPaddingDoesNotLeak(t *testing.T) {
+	// A row's outputs must not depend on what sits in its padding.
+	r := rand.New(rand.NewSource(3))
+	x := randT(r, 1, 6, 3)
+	wx, wh, b := randT(r, 3, 8), randT(r, 2, 8), randT(r, 8)
+	for _, rev := range []bool{false, true} {
+		tp := NewTape()
+		out1 := tp.LSTM(tp.Const(x), tp.Const(wx), tp.Const(wh), tp.Const(b), []int{4}, rev).Data()
+		x2 := x.Clone()
+		for i := 4 * 3; i < len(x2.Data); i++ {
+			x2.Data[i] = 100
+		}
+		out2 := tp.LSTM(tp.Const(x2), tp.Const(wx), tp.Const(wh), tp.Const(b), []int{4}, rev).Data()
+		if d := tensor.MaxAbsDiff(out1, out2); d != 0 {
+			t.Fatalf("reverse=%v: padding changed outputs by %g", rev, d)
+		}
+		// and the short row equals running the unpadded sequence alone
+		tp2 := NewTape()
+		short := tensor.From(append([]float32(nil), x.Data[:4*3]...), 1, 4, 3)
+		out3 := tp2.LSTM(tp2.Const(short), tp2.Const(wx), tp2.Const(wh), tp2.Const(b), nil, rev).Data()
+		if d := tensor.MaxAbsDiff(out1[:4*2], out3); d > 1e-6 {
+			t.Fatalf("reverse=%v: padded run differs from unpadded by %g", rev, d)
+		}
+	}
+}
+
+func TestFrozenParamGetsNoGradient(t *testing.T) {
+	r := rand.New(rand.NewSource(4))
+	w := NewParam("w", randT(r, 3, 2))
+	w.Frozen = true
+	tp := NewTape()
+	x := tp.Leaf(randT(r, 4, 3))
+	tp.Backward(tp.Sum(tp.MatMul(x, w.Var, false)))
+	if w.Grad != nil {
+		t.Fatal("frozen param received a gradient")
+	}
+	if x.Grad == nil {
+		t.Fatal("input received no gradient")
+	}
+}
+
+func TestRowSparseParam(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	emb := NewParam("emb", randT(r, 10, 3))
+	emb.SetRowSparse()
+	tp := NewTape()
+	tp.Backward(tp.Sum(tp.Lookup(emb.Var, []int32{0, 2, 7, 2}, 0)))
+	rows, all := emb.TouchedRows()
+	if all || len(rows) != 2 {
+		t.Fatalf("touched rows %v all=%v, want [2 7]", rows, all)
+	}
+	for i := 0; i < 10; i++ {
+		want := float32(0)
+		switch i {
+		case 2:
+			want = 2
+		case 7:
+			want = 1
+		}
+		if g := emb.Grad.Data[i*3]; g != want {
+			t.Fatalf("row %d grad %v, want %v", i, g, want)
+		}
+	}
+	emb.ZeroGrad()
+	if !tensor.AllFinite(emb.Grad.Data) || emb.Grad.Data[2*3] != 0 {
+		t.Fatal("ZeroGrad left gradient behind")
+	}
+	// a dense op on the table makes the whole gradient live
+	tp.Reset()
+	tp.Backward(tp.Sum(tp.Square(emb.Var)))
+	if _, all := emb.TouchedRows(); !all {
+		t.Fatal("dense write not recorded")
+	}
+	emb.ZeroGrad()
+	for _, g := range emb.Grad.Data {
+		if g != 0 {
+			t.Fatal("ZeroGrad after dense write left gradient behind")
+		}
+	}
+}
+
+func TestDropoutTrainOnly(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	x := randT(r, 100, 10)
+	tp := NewTape()
+	if got := tp.Dropout(tp.Const(x), 0.5); got.Value != x {
+		t.Fatal("dropout changed values in inference mode")
+	}
+	tp.Train = true
+	y := tp.Dropout(tp.Const(x), 0.5).Data()
+	zeros := 0
+	for i, v := range y {
+		if v == 0 {
+			zeros++
+		} else if v != 2*x.Data[i] {
+			t.Fatal("kept value not scaled by 1/(1-p)")
+		}
+	}
+	if zeros < 400 || zeros > 600 {
+		t.Fatalf("dropped %d of 1000 at p=0.5", zeros)
+	}
+}
+
+func TestNoGradRecordsNothing(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	w := NewParam("w", randT(r, 3, 2))
+	tp := NewTape()
+	tp.NoGrad = true
+	tp.MatMul(tp.Const(randT(r, 4, 3)), w.Var, false)
+	if tp.Len() != 0 {
+		t.Fatalf("NoGrad tape recorded %d ops", tp.Len())
+	}
+}

@@ -1,0 +1,325 @@
+package ag
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// broadcast describes how two operands map onto a broadcast output.
+type broadcast struct {
+	out          []int
+	sa, sb       []int // per-output-dim strides into a and b (0 = broadcast)
+	sameA, sameB bool  // operand has the output's shape
+	suffixB      bool  // b's shape is a suffix of a's and a has the output shape
+	nb           int   // number of elements of b
+}
+
+func newBroadcast(a, b []int) (broadcast, error) {
+	n := max(len(a), len(b))
+	out := make([]int, n)
+	sa, sb := make([]int, n), make([]int, n)
+	strideA, strideB := 1, 1
+	for i := n - 1; i >= 0; i-- {
+		da, db := 1, 1
+		if j := i - (n - len(a)); j >= 0 {
+			da = a[j]
+		}
+		if j := i - (n - len(b)); j >= 0 {
+			db = b[j]
+		}
+		switch {
+		case da == db:
+			out[i] = da
+		case da == 1:
+			out[i] = db
+		case db == 1:
+			out[i] = da
+		default:
+			return broadcast{}, fmt.Errorf("shapes %v and %v do not broadcast", a, b)
+		}
+		if da != 1 || out[i] == 1 {
+			sa[i] = strideA
+		}
+		if db != 1 || out[i] == 1 {
+			sb[i] = strideB
+		}
+		strideA *= da
+		strideB *= db
+	}
+	bc := broadcast{out: out, sa: sa, sb: sb, nb: tensor.Numel(b)}
+	bc.sameA = tensor.SameShape(a, out)
+	bc.sameB = tensor.SameShape(b, out)
+	if bc.sameA && len(b) <= len(a) && tensor.SameShape(b, a[len(a)-len(b):]) {
+		bc.suffixB = true
+	}
+	return bc, nil
+}
+
+// each calls fn(i, ia, ib) for every output index with the operand indices.
+func (bc broadcast) each(fn func(i, ia, ib int)) {
+	n := tensor.Numel(bc.out)
+	if bc.sameA && bc.sameB {
+		for i := 0; i < n; i++ {
+			fn(i, i, i)
+		}
+		return
+	}
+	if bc.suffixB {
+		nb := bc.nb
+		for i := 0; i < n; i++ {
+			fn(i, i, i%nb)
+		}
+		return
+	}
+	idx := make([]int, len(bc.out))
+	ia, ib := 0, 0
+	for i := 0; i < n; i++ {
+		fn(i, ia, ib)
+		for d := len(idx) - 1; d >= 0; d-- {
+			idx[d]++
+			ia += bc.sa[d]
+			ib += bc.sb[d]
+			if idx[d] < bc.out[d] {
+				break
+			}
+			ia -= bc.sa[d] * idx[d]
+			ib -= bc.sb[d] * idx[d]
+			idx[d] = 0
+		}
+	}
+}
+
+type binKind int
+
+const (
+	binAdd binKind = iota
+	binSub
+	binMul
+	binDiv
+)
+
+func (t *Tape) binary(a, b *Var, kind binKind) *Var {
+	bc, err := newBroadcast(a.Shape(), b.Shape())
+	if err != nil {
+		panic("ag: " + err.Error())
+	}
+	out := tensor.New(bc.out...)
+	A, B, O := a.Data(), b.Data(), out.Data
+	switch kind {
+	case binAdd:
+		bc.each(func(i, ia, ib int) { O[i] = A[ia] + B[ib] })
+	case binSub:
+		bc.each(func(i, ia, ib int) { O[i] = A[ia] - B[ib] })
+	case binMul:
+		bc.each(func(i, ia, ib int) { O[i] = A[ia] * B[ib] })
+	case binDiv:
+		bc.each(func(i, ia, ib int) { O[i] = A[ia] / B[ib] })
+	}
+	return t.op(out, func(o *Var) {
+		G := o.Grad.Data
+		if a.NeedsGrad() {
+			ga := a.grad()
+			switch kind {
+			case binAdd, binSub:
+				bc.each(func(i, ia, _ int) { ga[ia] += G[i] })
+			case binMul:
+				bc.each(func(i, ia, ib int) { ga[ia] += G[i] * B[ib] })
+			case binDiv:
+				bc.each(func(i, ia, ib int) { ga[ia] += G[i] / B[ib] })
+			}
+		}
+		if b.NeedsGrad() {
+			gb := b.grad()
+			switch kind {
+			case binAdd:
+				bc.each(func(i, _, ib int) { gb[ib] += G[i] })
+			case binSub:
+				bc.each(func(i, _, ib int) { gb[ib] -= G[i] })
+			case binMul:
+				bc.each(func(i, ia, ib int) { gb[ib] += G[i] * A[ia] })
+			case binDiv:
+				bc.each(func(i, ia, ib int) { gb[ib] -= G[i] * A[ia] / (B[ib] * B[ib]) })
+			}
+		}
+	}, a, b)
+}
+
+// Add returns a+b with NumPy broadcasting.
+func (t *Tape) Add(a, b *Var) *Var { return t.binary(a, b, binAdd) }
+
+// Sub returns a-b with broadcasting.
+func (t *Tape) Sub(a, b *Var) *Var { return t.binary(a, b, binSub) }
+
+// Mul returns a*b element-wise with broadcasting.
+func (t *Tape) Mul(a, b *Var) *Var { return t.binary(a, b, binMul) }
+
+// Div returns a/b element-wise with broadcasting.
+func (t *Tape) Div(a, b *Var) *Var { return t.binary(a, b, binDiv) }
+
+// unary applies f element-wise; df gives the derivative from input x and
+// output y, so ops like tanh reuse their output.
+func (t *Tape) unary(a *Var, f func(x float32) float32, df func(x, y float32) float32) *Var {
+	out := tensor.New(a.Shape()...)
+	A, O := a.Data(), out.Data
+	tensor.ParallelFor(len(A), 8, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			O[i] = f(A[i])
+		}
+	})
+	return t.op(out, func(o *Var) {
+		G, ga := o.Grad.Data, a.grad()
+		tensor.ParallelFor(len(A), 8, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				ga[i] += G[i] * df(A[i], O[i])
+			}
+		})
+	}, a)
+}
+
+// ReLU returns max(x, 0).
+func (t *Tape) ReLU(a *Var) *Var {
+	return t.unary(a, func(x float32) float32 { return max(x, 0) },
+		func(x, _ float32) float32 {
+			if x > 0 {
+				return 1
+			}
+			return 0
+		})
+}
+
+// Tanh returns tanh(x).
+func (t *Tape) Tanh(a *Var) *Var {
+	return t.unary(a, tanh32, func(_, y float32) float32 { return 1 - y*y })
+}
+
+// Sigmoid returns 1/(1+exp(-x)).
+func (t *Tape) Sigmoid(a *Var) *Var {
+	return t.unary(a, sigmoid32, func(_, y float32) float32 { return y * (1 - y) })
+}
+
+// GELU is the exact (erf) Gaussian error linear unit, as BERT uses it.
+func (t *Tape) GELU(a *Var) *Var {
+	return t.unary(a, func(x float32) float32 {
+		return float32(0.5 * float64(x) * (1 + math.Erf(float64(x)/math.Sqrt2)))
+	}, func(x, _ float32) float32 {
+		xf := float64(x)
+		cdf := 0.5 * (1 + math.Erf(xf/math.Sqrt2))
+		pdf := math.Exp(-xf*xf/2) / math.Sqrt(2*math.Pi)
+		return float32(cdf + xf*pdf)
+	})
+}
+
+// Exp returns e^x.
+func (t *Tape) Exp(a *Var) *Var {
+	return t.unary(a, func(x float32) float32 { return float32(math.Exp(float64(x))) },
+		func(_, y float32) float32 { return y })
+}
+
+// Log returns ln(x).
+func (t *Tape) Log(a *Var) *Var {
+	return t.unary(a, func(x float32) float32 { return float32(math.Log(float64(x))) },
+		func(x, _ float32) float32 { return 1 / x })
+}
+
+// Sqrt returns √x.
+func (t *Tape) Sqrt(a *Var) *Var {
+	return t.unary(a, func(x float32) float32 { return float32(math.Sqrt(float64(x))) },
+		func(_, y float32) float32 { return 0.5 / y })
+}
+
+// Square returns x².
+func (t *Tape) Square(a *Var) *Var {
+	return t.unary(a, func(x float32) float32 { return x * x },
+		func(x, _ float32) float32 { return 2 * x })
+}
+
+// Abs returns |x| (subgradient 0 at 0).
+func (t *Tape) Abs(a *Var) *Var {
+	return t.unary(a, func(x float32) float32 { return float32(math.Abs(float64(x))) },
+		func(x, _ float32) float32 {
+			switch {
+			case x > 0:
+				return 1
+			case x < 0:
+				return -1
+			}
+			return 0
+		})
+}
+
+// Scale returns c·x.
+func (t *Tape) Scale(a *Var, c float32) *Var {
+	return t.unary(a, func(x float32) float32 { return c * x }, func(_, _ float32) float32 { return c })
+}
+
+// AddConst returns x+c.
+func (t *Tape) AddConst(a *Var, c float32) *Var {
+	return t.unary(a, func(x float32) float32 { return x + c }, func(_, _ float32) float32 { return 1 })
+}
+
+// StopGradient passes a's value on but no gradient back.
+func (t *Tape) StopGradient(a *Var) *Var { return &Var{Value: a.Value} }
+
+// Sum adds every element into a scalar.
+func (t *Tape) Sum(a *Var) *Var {
+	var s float64
+	for _, x := range a.Data() {
+		s += float64(x)
+	}
+	return t.op(tensor.Scalar(float32(s)), func(o *Var) {
+		g, ga := o.Grad.Data[0], a.grad()
+		for i := range ga {
+			ga[i] += g
+		}
+	}, a)
+}
+
+// Mean averages every element into a scalar.
+func (t *Tape) Mean(a *Var) *Var { return t.Scale(t.Sum(a), 1/float32(len(a.Data()))) }
+
+// SumLast sums over the last axis: [..., n] → [...].
+func (t *Tape) SumLast(a *Var) *Var {
+	sh := a.Shape()
+	n := sh[len(sh)-1]
+	rows := len(a.Data()) / max(n, 1)
+	out := tensor.New(sh[:len(sh)-1]...)
+	A := a.Data()
+	for r := 0; r < rows; r++ {
+		var s float32
+		for _, x := range A[r*n : (r+1)*n] {
+			s += x
+		}
+		out.Data[r] = s
+	}
+	return t.op(out, func(o *Var) {
+		G, ga := o.Grad.Data, a.grad()
+		for r := 0; r < rows; r++ {
+			for j := r * n; j < (r+1)*n; j++ {
+				ga[j] += G[r]
+			}
+		}
+	}, a)
+}
+
+// Reshape returns a view of a with another shape; gradients flow through.
+func (t *Tape) Reshape(a *Var, shape ...int) *Var {
+	out := a.Value.Reshape(shape...)
+	return t.op(out, func(o *Var) {
+		G, ga := o.Grad.Data, a.grad()
+		for i := range ga {
+			ga[i] += G[i]
+		}
+	}, a)
+}
+
+func tanh32(x float32) float32 { return float32(math.Tanh(float64(x))) }
+
+func sigmoid32(x float32) float32 {
+	if x >= 0 {
+		return float32(1 / (1 + math.Exp(-float64(x))))
+	}
+	e := math.Exp(float64(x))
+	return float32(e / (1 + e))
+}

@@ -1,0 +1,139 @@
+package ag
+
+import (
+	"fmt"
+
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// LSTM runs one fused LSTM layer over x [B, T, D] and returns the hidden
+// states [B, T, H]. Weights: wx [D, 4H], wh [H, 4H], bias [4H], gate order
+// input, forget, cell, output. Row b only runs over its first lengths[b]
+// steps (nil = all): its outputs past that are zero, and a reverse layer
+// starts at its last real token, so padding never leaks into a state.
+//
+// The input projection for all steps is one GEMM; each step adds one
+// [B,H]×[H,4H] GEMM. The backward pass stores gate activations, runs the
+// recurrence backwards, and finishes with three large GEMMs.
+func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
+	xs := x.Shape()
+	b, steps, d := xs[0], xs[1], xs[2]
+	h := wh.Shape()[0]
+	g4 := 4 * h
+	if wx.Shape()[0] != d || wx.Shape()[1] != g4 || wh.Shape()[1] != g4 || len(bias.Data()) != g4 {
+		panic(fmt.Sprintf("ag.LSTM: x %v, wx %v, wh %v, bias %v", xs, wx.Shape(), wh.Shape(), bias.Shape()))
+	}
+	n := func(i int) int {
+		if lengths == nil {
+			return steps
+		}
+		return min(lengths[i], steps)
+	}
+	// gates holds, per (b,t) row, the activated i, f, g, o.
+	gates := make([]float32, b*steps*g4)
+	tensor.Gemm(false, false, b*steps, g4, d, 1, x.Data(), d, wx.Data(), g4, 0, gates, g4)
+	cells := make([]float32, b*steps*h)    // c_t
+	hPrevAll := make([]float32, b*steps*h) // h_{t-1} seen at (b,t)
+	cPrevAll := make([]float32, b*steps*h)
+	out := tensor.New(b, steps, h)
+	hState, cState := make([]float32, b*h), make([]float32, b*h)
+	rec := make([]float32, b*g4)
+	bs := bias.Data()
+	for s := 0; s < steps; s++ {
+		ti := s
+		if reverse {
+			ti = steps - 1 - s
+		}
+		tensor.Gemm(false, false, b, g4, h, 1, hState, h, wh.Data(), g4, 0, rec, g4)
+		tensor.ParallelFor(b, g4*8, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				if ti >= n(i) {
+					continue
+				}
+				row := (i*steps + ti)
+				gr := gates[row*g4 : (row+1)*g4]
+				rr := rec[i*g4 : (i+1)*g4]
+				hp, cp := hState[i*h:(i+1)*h], cState[i*h:(i+1)*h]
+				copy(hPrevAll[row*h:(row+1)*h], hp)
+				copy(cPrevAll[row*h:(row+1)*h], cp)
+				for k := 0; k < h; k++ {
+					ig := sigmoid32(gr[k] + rr[k] + bs[k])
+					fg := sigmoid32(gr[h+k] + rr[h+k] + bs[h+k])
+					gg := tanh32(gr[2*h+k] + rr[2*h+k] + bs[2*h+k])
+					og := sigmoid32(gr[3*h+k] + rr[3*h+k] + bs[3*h+k])
+					gr[k], gr[h+k], gr[2*h+k], gr[3*h+k] = ig, fg, gg, og
+					c := fg*cp[k] + ig*gg
+					cp[k] = c
+					cells[row*h+k] = c
+					hv := og * tanh32(c)
+					hp[k] = hv
+					out.Data[row*h+k] = hv
+				}
+			}
+		})
+	}
+	return t.op(out, func(o *Var) {
+		G := o.Grad.Data
+		dGates := make([]float32, b*steps*g4) // pre-activation gradients
+		dh, dc := make([]float32, b*h), make([]float32, b*h)
+		dgStep := make([]float32, b*g4)
+		whT := wh.Data()
+		for s := steps - 1; s >= 0; s-- {
+			ti := s
+			if reverse {
+				ti = steps - 1 - s
+			}
+			clear(dgStep)
+			tensor.ParallelFor(b, g4*8, func(lo, hi int) {
+				for i := lo; i < hi; i++ {
+					if ti >= n(i) {
+						continue // state passes through unchanged
+					}
+					row := i*steps + ti
+					gr := gates[row*g4 : (row+1)*g4]
+					dg := dgStep[i*g4 : (i+1)*g4]
+					dhi, dci := dh[i*h:(i+1)*h], dc[i*h:(i+1)*h]
+					for k := 0; k < h; k++ {
+						ig, fg, gg, og := gr[k], gr[h+k], gr[2*h+k], gr[3*h+k]
+						c := cells[row*h+k]
+						tc := tanh32(c)
+						dhk := dhi[k] + G[row*h+k]
+						dck := dci[k] + dhk*og*(1-tc*tc)
+						dg[k] = dck * gg * ig * (1 - ig)
+						dg[h+k] = dck * cPrevAll[row*h+k] * fg * (1 - fg)
+						dg[2*h+k] = dck * ig * (1 - gg*gg)
+						dg[3*h+k] = dhk * tc * og * (1 - og)
+						dci[k] = dck * fg
+					}
+					copy(dGates[row*g4:(row+1)*g4], dg)
+				}
+			})
+			// dh_{t-1} = dGates·Whᵀ for rows that ran this step; rows that
+			// did not keep their incoming dh (their state was carried).
+			tmp := rec // reuse: [b, h] fits in [b, 4h]
+			tensor.Gemm(false, true, b, h, g4, 1, dgStep, g4, whT, g4, 0, tmp, h)
+			for i := 0; i < b; i++ {
+				if ti < n(i) {
+					copy(dh[i*h:(i+1)*h], tmp[i*h:(i+1)*h])
+				}
+			}
+		}
+		if x.NeedsGrad() {
+			tensor.Gemm(false, true, b*steps, d, g4, 1, dGates, g4, wx.Data(), g4, 1, x.grad(), d)
+		}
+		if wx.NeedsGrad() {
+			tensor.Gemm(true, false, d, g4, b*steps, 1, x.Data(), d, dGates, g4, 1, wx.grad(), g4)
+		}
+		if wh.NeedsGrad() {
+			tensor.Gemm(true, false, h, g4, b*steps, 1, hPrevAll, h, dGates, g4, 1, wh.grad(), g4)
+		}
+		if bias.NeedsGrad() {
+			gb := bias.grad()
+			for r := 0; r < b*steps; r++ {
+				for k, v := range dGates[r*g4 : (r+1)*g4] {
+					gb[k] += v
+				}
+			}
+		}
+	}, x, wx, wh, bias)
+}

@@ -1,0 +1,128 @@
+package tensor
+
+import (
+	"fmt"
+	"sort"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+// Backend computes single-precision GEMM on row-major matrices:
+// C = alpha*op(A)*op(B) + beta*C with op(A) m×k and op(B) k×n.
+type Backend interface {
+	Name() string
+	Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+}
+
+var (
+	backendsMu sync.Mutex
+	backends   = map[string]Backend{}
+	active     Backend
+)
+
+// Register makes a backend selectable; preferred ones become the default.
+func Register(b Backend, preferred bool) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	backends[b.Name()] = b
+	if preferred || active == nil {
+		active = b
+	}
+}
+
+// Backends lists the compiled-in backend names.
+func Backends() []string {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	var names []string
+	for n := range backends {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// UseBackend selects a compiled-in backend by name.
+func UseBackend(name string) error {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	b, ok := backends[name]
+	if !ok {
+		names := make([]string, 0, len(backends))
+		for n := range backends {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return fmt.Errorf("unknown BLAS backend %q (compiled in: %v; build with -tags openblas for OpenBLAS)", name, names)
+	}
+	active = b
+	return nil
+}
+
+// GetBackend returns a compiled-in backend by name, or nil.
+func GetBackend(name string) Backend {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	return backends[name]
+}
+
+// BackendName names the backend in use.
+func BackendName() string { return active.Name() }
+
+// Gemm runs the active backend's Sgemm.
+func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	if m == 0 || n == 0 {
+		return
+	}
+	if k == 0 {
+		scaleInPlace(c, m, n, ldc, beta)
+		return
+	}
+	active.Sgemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func scaleInPlace(c []float32, m, n, ldc int, beta float32) {
+	for i := 0; i < m; i++ {
+		row := c[i*ldc : i*ldc+n]
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// MatMul returns a·b for 2-d a [m,k] and b [k,n] (or their transposes).
+func MatMul(a *Tensor, transA bool, b *Tensor, transB bool) *Tensor {
+	m, k := a.Shape[0], a.Shape[1]
+	if transA {
+		m, k = k, m
+	}
+	k2, n := b.Shape[0], b.Shape[1]
+	if transB {
+		k2, n = n, k2
+	}
+	if k != k2 {
+		panic(fmt.Sprintf("tensor.MatMul: inner sizes %d and %d", k, k2))
+	}
+	c := New(m, n)
+	Gemm(transA, transB, m, n, k, 1, a.Data, a.Shape[1], b.Data, b.Shape[1], 0, c.Data, n)
+	return c
+}
+
+type gonumBackend struct{ impl gonum.Implementation }
+
+func (gonumBackend) Name() string { return "gonum" }
+
+func (g gonumBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	g.impl.Sgemm(trans(transA), trans(transB), m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+func trans(t bool) blas.Transpose {
+	if t {
+		return blas.Trans
+	}
+	return blas.NoTrans
+}
+
+func init() { Register(gonumBackend{}, false) }

@@ -1,0 +1,33 @@
+//go:build openblas
+
+package tensor
+
+/*
+#cgo LDFLAGS: -lopenblas
+#include <cblas.h>
+*/
+import "C"
+
+import "unsafe"
+
+// openblasBackend calls OpenBLAS's cblas_sgemm; it becomes the default
+// backend when the openblas build tag is set.
+type openblasBackend struct{}
+
+func (openblasBackend) Name() string { return "openblas" }
+
+func (openblasBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	ta, tb := C.enum_CBLAS_TRANSPOSE(C.CblasNoTrans), C.enum_CBLAS_TRANSPOSE(C.CblasNoTrans)
+	if transA {
+		ta = C.CblasTrans
+	}
+	if transB {
+		tb = C.CblasTrans
+	}
+	C.cblas_sgemm(C.CblasRowMajor, ta, tb, C.blasint(m), C.blasint(n), C.blasint(k), C.float(alpha),
+		(*C.float)(unsafe.Pointer(&a[0])), C.blasint(lda),
+		(*C.float)(unsafe.Pointer(&b[0])), C.blasint(ldb), C.float(beta),
+		(*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
+}
+
+func init() { Register(openblasBackend{}, true) }
