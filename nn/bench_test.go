@@ -1,0 +1,75 @@
+package nn
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/textarmor/textarmor/ag"
+)
+
+// benchModel is the benchmark shape: vocabulary 15,000, embedding
+// 300, Kim CNN with 3×100 filters or a BiLSTM with 150 units per direction.
+func benchModel(b *testing.B, arch string) *Classifier {
+	cfg := DefaultConfig(arch)
+	cfg.VocabSize = 15000
+	m, err := New(cfg, rand.New(rand.NewSource(1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m
+}
+
+func fixedBatch(n, l, vocab int) *Batch {
+	r := rand.New(rand.NewSource(2))
+	seqs := make([][]int32, n)
+	labels := make([]int, n)
+	for i := range seqs {
+		seqs[i] = make([]int32, l)
+		for j := range seqs[i] {
+			seqs[i][j] = int32(2 + r.Intn(vocab-2))
+		}
+		labels[i] = r.Intn(2)
+	}
+	return MakeBatch(seqs, labels, 1)
+}
+
+// benchTrainStep measures forward + backward + gradient reset for a batch
+// of 64 sequences of length 50 (the optimizer step is in train's benchmark).
+func benchTrainStep(b *testing.B, arch string) {
+	m := benchModel(b, arch)
+	batch := fixedBatch(64, 50, 15000)
+	tp := ag.NewTape()
+	tp.Train = true
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tp.Reset()
+		tp.Backward(tp.CrossEntropy(m.Forward(tp, batch), batch.Labels, nil))
+		for _, p := range m.Params() {
+			p.ZeroGrad()
+		}
+	}
+	b.ReportMetric(3*m.ForwardFLOPs(64, 50)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/step")
+}
+
+func BenchmarkTrainStepCNN(b *testing.B)    { benchTrainStep(b, "cnn") }
+func BenchmarkTrainStepBiLSTM(b *testing.B) { benchTrainStep(b, "bilstm") }
+
+func benchForward(b *testing.B, arch string) {
+	m := benchModel(b, arch)
+	batch := fixedBatch(PredictBatch, 50, 15000)
+	seqs := make([][]int32, batch.B)
+	for i := range seqs {
+		seqs[i] = batch.IDs[i*50 : (i+1)*50]
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m.Predict(seqs)
+	}
+	b.ReportMetric(float64(batch.B*b.N)/b.Elapsed().Seconds(), "sent/s")
+	b.ReportMetric(m.ForwardFLOPs(batch.B, 50)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkForwardCNN(b *testing.B)    { benchForward(b, "cnn") }
+func BenchmarkForwardBiLSTM(b *testing.B) { benchForward(b, "bilstm") }
+

@@ -1,0 +1,127 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand"
+	"slices"
+
+	"github.com/textarmor/textarmor/ag"
+)
+
+// CNN is Kim's (2014) sentence CNN: one narrow convolution per window width,
+// ReLU, max over time, concatenated.
+type CNN struct {
+	Convs   []*Conv1D
+	filters int
+}
+
+// NewCNN builds one convolution per width.
+func NewCNN(in, filters int, widths []int, rng *rand.Rand) *CNN {
+	c := &CNN{filters: filters}
+	for _, w := range widths {
+		c.Convs = append(c.Convs, NewConv1D(fmt.Sprintf("conv%d", w), in, filters, w, rng))
+	}
+	return c
+}
+
+// Encode returns the ReLU feature maps of the first width as token
+// representations and the pooled features [B, widths·F] as the sentence.
+func (c *CNN) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
+	pooled := make([]*ag.Var, len(c.Convs))
+	for i, conv := range c.Convs {
+		h := t.ReLU(conv.Forward(t, x))
+		if i == 0 {
+			tokens = h
+		}
+		// Only windows that start inside the real tokens count.
+		valid := make([]int, len(lengths))
+		for b, n := range lengths {
+			valid[b] = n - conv.Width + 1
+		}
+		pooled[i] = t.MaxOverTime(h, valid)
+	}
+	if len(pooled) == 1 {
+		return tokens, pooled[0]
+	}
+	return tokens, t.Concat(-1, pooled...)
+}
+
+// OutDim is widths·filters.
+func (c *CNN) OutDim() int { return len(c.Convs) * c.filters }
+
+// MinLen is the widest window.
+func (c *CNN) MinLen() int {
+	m := 1
+	for _, conv := range c.Convs {
+		m = max(m, conv.Width)
+	}
+	return m
+}
+
+// Params lists the convolution weights.
+func (c *CNN) Params() []*ag.Param {
+	var ps []*ag.Param
+	for _, conv := range c.Convs {
+		ps = append(ps, conv.W, conv.B)
+	}
+	return ps
+}
+
+// RNN is a one-layer LSTM, optionally bidirectional, pooled over time.
+type RNN struct {
+	Fwd, Bwd *LSTM // Bwd is nil for a unidirectional LSTM
+	Pool     string
+	Tanh     bool
+	hidden   int
+}
+
+// NewRNN builds the layer.
+func NewRNN(in, hidden int, bidirectional bool, pool string, tanh bool, rng *rand.Rand) *RNN {
+	r := &RNN{Fwd: NewLSTM("lstm.fwd", in, hidden, false, rng), Pool: pool, Tanh: tanh, hidden: hidden}
+	if bidirectional {
+		r.Bwd = NewLSTM("lstm.bwd", in, hidden, true, rng)
+	}
+	return r
+}
+
+// Encode returns the hidden states [B, L, H·dirs] and their pool over the
+// real tokens.
+func (r *RNN) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
+	tokens = r.Fwd.Forward(t, x, lengths)
+	if r.Bwd != nil {
+		tokens = t.Concat(-1, tokens, r.Bwd.Forward(t, x, lengths))
+	}
+	h := tokens
+	if r.Tanh {
+		h = t.Tanh(h)
+	}
+	if r.Pool == "mean" {
+		sentence = t.MeanOverTime(h, lengths)
+	} else {
+		sentence = t.MaxOverTime(h, lengths)
+	}
+	if r.Tanh {
+		sentence = t.Tanh(sentence)
+	}
+	return tokens, sentence
+}
+
+// OutDim is hidden × directions.
+func (r *RNN) OutDim() int {
+	if r.Bwd != nil {
+		return 2 * r.hidden
+	}
+	return r.hidden
+}
+
+// MinLen is 1: an LSTM takes any length.
+func (r *RNN) MinLen() int { return 1 }
+
+// Params lists both directions' weights.
+func (r *RNN) Params() []*ag.Param {
+	ps := slices.Clone(r.Fwd.Params())
+	if r.Bwd != nil {
+		ps = append(ps, r.Bwd.Params()...)
+	}
+	return ps
+}

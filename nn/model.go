@@ -1,0 +1,184 @@
+package nn
+
+import (
+	"fmt"
+	"math/rand"
+	"sort"
+	"strings"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// PadID is the padding token id every vocabulary reserves (row 0).
+const PadID int32 = 0
+
+// Config describes a classifier; it is saved with the model.
+type Config struct {
+	Arch       string  `json:"arch"` // cnn | bilstm | lstm
+	VocabSize  int     `json:"vocab_size"`
+	EmbedDim   int     `json:"embed_dim"`
+	NumClasses int     `json:"num_classes"`
+	Filters    int     `json:"filters,omitempty"` // cnn: filters per width
+	Widths     []int   `json:"widths,omitempty"`  // cnn: window widths
+	Hidden     int     `json:"hidden,omitempty"`  // lstm: units per direction
+	Pool       string  `json:"pool,omitempty"`    // lstm: max | mean over time
+	Tanh       bool    `json:"tanh,omitempty"`    // lstm: tanh before and after pooling (FLAT's LSTM)
+	Dropout    float64 `json:"dropout"`           // before the output layer
+	EmbedInit  float64 `json:"embed_init"`        // U(±a) for random embedding rows
+	FreezeEmb  bool    `json:"freeze_embeddings,omitempty"`
+	MaxLen     int     `json:"max_len"` // truncation length in tokens (0 = none)
+}
+
+// Archs lists the encoder architectures.
+var Archs = []string{"cnn", "bilstm", "lstm"}
+
+// DefaultConfig returns the defaults for an architecture: Kim CNN with
+// widths 3,4,5 and 100 filters each, dropout 0.5; LSTMs with 150 units per
+// direction and max pooling.
+func DefaultConfig(arch string) Config {
+	c := Config{Arch: arch, EmbedDim: 300, NumClasses: 2, Dropout: 0.5, EmbedInit: 0.25}
+	switch arch {
+	case "cnn":
+		c.Filters, c.Widths = 100, []int{3, 4, 5}
+	case "bilstm", "lstm":
+		c.Hidden, c.Pool = 150, "max"
+	}
+	return c
+}
+
+// Validate reports the first impossible setting.
+func (c Config) Validate() error {
+	switch {
+	case c.VocabSize < 2:
+		return fmt.Errorf("vocabulary size %d: need at least <pad> and <unk>", c.VocabSize)
+	case c.EmbedDim < 1:
+		return fmt.Errorf("embedding size %d must be positive", c.EmbedDim)
+	case c.NumClasses < 2:
+		return fmt.Errorf("%d classes: need at least 2", c.NumClasses)
+	case c.Dropout < 0 || c.Dropout >= 1:
+		return fmt.Errorf("dropout %g must be in [0, 1)", c.Dropout)
+	}
+	switch c.Arch {
+	case "cnn":
+		if c.Filters < 1 || len(c.Widths) == 0 {
+			return fmt.Errorf("cnn needs filters > 0 and at least one width (have %d, %v)", c.Filters, c.Widths)
+		}
+		for _, w := range c.Widths {
+			if w < 1 {
+				return fmt.Errorf("cnn window width %d must be positive", w)
+			}
+		}
+	case "bilstm", "lstm":
+		if c.Hidden < 1 {
+			return fmt.Errorf("%s needs hidden > 0", c.Arch)
+		}
+		if c.Pool != "max" && c.Pool != "mean" {
+			return fmt.Errorf("pool %q: want max or mean", c.Pool)
+		}
+	default:
+		return fmt.Errorf("unknown architecture %q (valid: %s)", c.Arch, strings.Join(Archs, ", "))
+	}
+	return nil
+}
+
+// Encoder turns embedded tokens into representations.
+type Encoder interface {
+	// Encode maps x [B, L, D] to token representations [B, L', H] and a
+	// sentence representation [B, H]; lengths count each row's real tokens.
+	Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var)
+	OutDim() int
+	// MinLen is the shortest padded length the encoder accepts.
+	MinLen() int
+	Params() []*ag.Param
+}
+
+// Classifier is embedding → encoder → dropout → linear head.
+type Classifier struct {
+	Cfg Config
+	Emb *Embedding
+	Enc Encoder
+	Out *Linear
+}
+
+// New builds a randomly initialised classifier.
+func New(cfg Config, rng *rand.Rand) (*Classifier, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	m := &Classifier{Cfg: cfg}
+	m.Emb = NewEmbedding("embedding", cfg.VocabSize, cfg.EmbedDim, cfg.EmbedInit, PadID, rng)
+	m.Emb.W.Frozen = cfg.FreezeEmb
+	switch cfg.Arch {
+	case "cnn":
+		m.Enc = NewCNN(cfg.EmbedDim, cfg.Filters, cfg.Widths, rng)
+	case "bilstm", "lstm":
+		m.Enc = NewRNN(cfg.EmbedDim, cfg.Hidden, cfg.Arch == "bilstm", cfg.Pool, cfg.Tanh, rng)
+	}
+	m.Out = NewLinear("head", m.Enc.OutDim(), cfg.NumClasses, rng)
+	return m, nil
+}
+
+// Params lists every parameter, embedding first, in a fixed order.
+func (m *Classifier) Params() []*ag.Param {
+	ps := []*ag.Param{m.Emb.W}
+	ps = append(ps, m.Enc.Params()...)
+	return append(ps, m.Out.Params()...)
+}
+
+// Embed looks up a batch's ids: [B, L, D].
+func (m *Classifier) Embed(t *ag.Tape, b *Batch) *ag.Var { return m.Emb.Forward(t, b.IDs, b.B, b.L) }
+
+// Encode runs the encoder on embedded vectors.
+func (m *Classifier) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
+	return m.Enc.Encode(t, x, lengths)
+}
+
+// Head maps sentence representations [B, H] to logits [B, C], with dropout
+// in training mode.
+func (m *Classifier) Head(t *ag.Tape, sentence *ag.Var) *ag.Var {
+	return m.Out.Forward(t, t.Dropout(sentence, float32(m.Cfg.Dropout)))
+}
+
+// Forward returns the logits of a batch.
+func (m *Classifier) Forward(t *ag.Tape, b *Batch) *ag.Var {
+	_, s := m.Encode(t, m.Embed(t, b), b.Lengths)
+	return m.Head(t, s)
+}
+
+// Tensors returns the parameters by name, for saving.
+func (m *Classifier) Tensors() map[string]*tensor.Tensor {
+	out := map[string]*tensor.Tensor{}
+	for _, p := range m.Params() {
+		out[p.Name] = p.Value
+	}
+	return out
+}
+
+// LoadTensors copies saved values into the model, checking names and
+// shapes.
+func (m *Classifier) LoadTensors(ts map[string]*tensor.Tensor) error {
+	want := map[string]bool{}
+	for _, p := range m.Params() {
+		want[p.Name] = true
+		x, ok := ts[p.Name]
+		if !ok {
+			return fmt.Errorf("weights lack tensor %q", p.Name)
+		}
+		if !tensor.SameShape(x.Shape, p.Value.Shape) {
+			return fmt.Errorf("tensor %q has shape %v, the config needs %v", p.Name, x.Shape, p.Value.Shape)
+		}
+		copy(p.Value.Data, x.Data)
+	}
+	var extra []string
+	for name := range ts {
+		if !want[name] {
+			extra = append(extra, name)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return fmt.Errorf("weights hold tensors the config does not use: %v", extra)
+	}
+	return nil
+}

@@ -1,0 +1,149 @@
+package nn
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/tensor"
+)
+
+func tinyConfig(arch string) Config {
+	c := DefaultConfig(arch)
+	c.VocabSize, c.EmbedDim, c.NumClasses = 20, 6, 3
+	c.Filters, c.Hidden = 4, 5
+	return c
+}
+
+func randomSeqs(r *rand.Rand, n, maxLen, vocab int) [][]int32 {
+	seqs := make([][]int32, n)
+	for i := range seqs {
+		l := 1 + r.Intn(maxLen)
+		for j := 0; j < l; j++ {
+			seqs[i] = append(seqs[i], int32(2+r.Intn(vocab-2)))
+		}
+	}
+	return seqs
+}
+
+// TestPaddingInvariance: a sentence gets the same probabilities alone and in
+// a batch padded for longer neighbours — attacks rely on it.
+func TestPaddingInvariance(t *testing.T) {
+	for _, arch := range Archs {
+		for _, pool := range []string{"max", "mean"} {
+			cfg := tinyConfig(arch)
+			if arch == "cnn" && pool == "mean" {
+				continue
+			}
+			cfg.Pool = pool
+			r := rand.New(rand.NewSource(1))
+			m, err := New(cfg, r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			seqs := randomSeqs(r, 9, 12, cfg.VocabSize)
+			seqs = append(seqs, []int32{5}, nil) // shorter than a window; empty
+			all := m.Predict(seqs)
+			for i, s := range seqs {
+				alone := m.Predict([][]int32{s})[0]
+				if d := tensor.MaxAbsDiff(all[i], alone); d > 1e-5 {
+					t.Errorf("%s/%s: sequence %d differs by %g in a batch", arch, pool, i, d)
+				}
+			}
+		}
+	}
+}
+
+// TestModelInputGradient checks d(loss)/d(embedded input) and the parameter
+// gradients of whole models against finite differences.
+func TestModelInputGradient(t *testing.T) {
+	for _, arch := range Archs {
+		cfg := tinyConfig(arch)
+		cfg.Dropout = 0
+		r := rand.New(rand.NewSource(2))
+		m, err := New(cfg, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seqs := randomSeqs(r, 3, 7, cfg.VocabSize)
+		b := MakeBatch(seqs, []int{0, 1, 2}, m.Enc.MinLen())
+		tp := ag.NewTape()
+		x := m.Embed(tp, b)
+		inputs := []*tensor.Tensor{x.Value.Clone()}
+		for _, p := range m.Params()[1:] {
+			inputs = append(inputs, p.Value)
+		}
+		err = ag.GradCheck(inputs, 1e-2, 3e-2, func(tp *ag.Tape, v []*ag.Var) *ag.Var {
+			// Route the gradient through the leaf copies of each param.
+			params := m.Params()[1:]
+			saved := make([]*ag.Var, len(params))
+			for i, p := range params {
+				saved[i] = p.Var
+				p.Var = v[i+1]
+			}
+			defer func() {
+				for i, p := range params {
+					p.Var = saved[i]
+				}
+			}()
+			_, s := m.Encode(tp, v[0], b.Lengths)
+			return tp.CrossEntropy(m.Head(tp, s), b.Labels, nil)
+		})
+		if err != nil {
+			t.Errorf("%s: %v", arch, err)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	bad := []func(*Config){
+		func(c *Config) { c.Arch = "gru" },
+		func(c *Config) { c.VocabSize = 1 },
+		func(c *Config) { c.NumClasses = 1 },
+		func(c *Config) { c.Dropout = 1 },
+		func(c *Config) { c.Widths = nil },
+		func(c *Config) { c.Widths = []int{0} },
+	}
+	for i, f := range bad {
+		c := tinyConfig("cnn")
+		f(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("case %d: invalid config accepted", i)
+		}
+	}
+	c := tinyConfig("lstm")
+	c.Pool = "sum"
+	if c.Validate() == nil {
+		t.Error("pool sum accepted")
+	}
+}
+
+func TestLoadTensorsChecks(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	m, _ := New(tinyConfig("cnn"), r)
+	m2, _ := New(tinyConfig("cnn"), rand.New(rand.NewSource(4)))
+	if err := m2.LoadTensors(m.Tensors()); err != nil {
+		t.Fatal(err)
+	}
+	seqs := randomSeqs(r, 4, 8, 20)
+	if d := tensor.MaxAbsDiff(flat(m.Predict(seqs)), flat(m2.Predict(seqs))); d != 0 {
+		t.Fatalf("loaded model differs by %g", d)
+	}
+	ts := m.Tensors()
+	ts["head.bias"] = tensor.New(7)
+	if m2.LoadTensors(ts) == nil {
+		t.Fatal("shape mismatch accepted")
+	}
+	delete(ts, "head.bias")
+	if m2.LoadTensors(ts) == nil {
+		t.Fatal("missing tensor accepted")
+	}
+}
+
+func flat(p [][]float32) []float32 {
+	var out []float32
+	for _, r := range p {
+		out = append(out, r...)
+	}
+	return out
+}
