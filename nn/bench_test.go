@@ -72,4 +72,3 @@ func benchForward(b *testing.B, arch string) {
 
 func BenchmarkForwardCNN(b *testing.B)    { benchForward(b, "cnn") }
 func BenchmarkForwardBiLSTM(b *testing.B) { benchForward(b, "bilstm") }
-
