@@ -313,13 +313,3 @@ func (t *Tape) Reshape(a *Var, shape ...int) *Var {
 		}
 	}, a)
 }
-
-func tanh32(x float32) float32 { return float32(math.Tanh(float64(x))) }
-
-func sigmoid32(x float32) float32 {
-	if x >= 0 {
-		return float32(1 / (1 + math.Exp(-float64(x))))
-	}
-	e := math.Exp(float64(x))
-	return float32(e / (1 + e))
-}

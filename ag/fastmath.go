@@ -1,0 +1,64 @@
+package ag
+
+import "math"
+
+// expf is a float32 exponential accurate to a few ulp, several times faster
+// than going through float64 math.Exp: LSTM gates call it billions of times.
+// x = n·ln2 + r with |r| ≤ ln2/2, e^r by a degree-6 polynomial, 2^n by
+// building the float's exponent bits.
+func expf(x float32) float32 {
+	switch {
+	case x > 88.3762626647949:
+		return float32(math.Inf(1))
+	case x < -87.3365478515625:
+		return 0
+	}
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693359375
+		ln2lo = -2.12194440e-4
+	)
+	n := float32(math.Floor(float64(x*log2e + 0.5)))
+	r := x - n*ln2hi - n*ln2lo
+	// Cephes expf polynomial.
+	p := float32(1.9875691500e-4)
+	p = p*r + 1.3981999507e-3
+	p = p*r + 8.3334519073e-3
+	p = p*r + 4.1665795894e-2
+	p = p*r + 1.6666665459e-1
+	p = p*r + 5.0000001201e-1
+	y := p*r*r + r + 1
+	return y * math.Float32frombits(uint32(int32(n)+127)<<23)
+}
+
+func sigmoid32(x float32) float32 {
+	if x >= 0 {
+		return 1 / (1 + expf(-x))
+	}
+	e := expf(x)
+	return e / (1 + e)
+}
+
+// tanh32 uses tanh(x) = 1 − 2/(e^{2x}+1), and the odd Taylor series near 0
+// where that form would cancel.
+func tanh32(x float32) float32 {
+	ax := x
+	if ax < 0 {
+		ax = -ax
+	}
+	if ax < 0.0625 {
+		x2 := x * x
+		return x * (1 + x2*(-1.0/3+x2*(2.0/15+x2*(-17.0/315))))
+	}
+	if ax > 9 {
+		if x > 0 {
+			return 1
+		}
+		return -1
+	}
+	t := 1 - 2/(expf(2*ax)+1)
+	if x < 0 {
+		return -t
+	}
+	return t
+}
