@@ -1,0 +1,246 @@
+package text
+
+import (
+	"bufio"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Vectors holds pre-trained vectors for the words of one Vocab.
+type Vectors struct {
+	Dim int
+	// Data is Vocab.Len() rows of Dim values, row-major; row i belongs to
+	// id i. Rows of words not found in the file are zero.
+	Data []float32
+	// Found[i] reports whether the file had a vector for id i. The PadID row
+	// is never taken from the file and always stays zero.
+	Found    []bool
+	NumFound int
+}
+
+// Row returns the vector of id (a slice of Data, not a copy), or nil when id
+// is out of range.
+func (vs *Vectors) Row(id int32) []float32 {
+	if id < 0 || int(id) >= len(vs.Found) {
+		return nil
+	}
+	return vs.Data[int(id)*vs.Dim : (int(id)+1)*vs.Dim]
+}
+
+// FillMissing sets every row that was not found (except PadID, which stays
+// zero) to values drawn from U(-scale, scale). A nil rng means a source seeded
+// with 1, so the result is reproducible either way.
+func (vs *Vectors) FillMissing(rng *rand.Rand, scale float32) {
+	if rng == nil {
+		rng = rand.New(rand.NewSource(1))
+	}
+	for id := range vs.Found {
+		if vs.Found[id] || int32(id) == PadID {
+			continue
+		}
+		row := vs.Data[id*vs.Dim : (id+1)*vs.Dim]
+		for j := range row {
+			row[j] = (2*rng.Float32() - 1) * scale
+		}
+	}
+}
+
+// maxVectorLine bounds one line of a vector file (a 300-d GloVe line is about
+// 3 KB), so that a binary or corrupt file cannot exhaust memory.
+const maxVectorLine = 16 << 20
+
+// LoadVectors reads a text vector file and keeps the vectors of vocab's words.
+//
+// Formats: GloVe (word and values per line, no header), word2vec text and
+// fastText .vec (a first line "count dim"). The header is recognised as a
+// first line of exactly two integers. A path ending in ".gz" is gunzipped.
+// Fields are separated by spaces or tabs; a word may itself contain spaces
+// (glove.840B has a few such lines): the last Dim fields are the vector.
+//
+// Lookup: a file word equal to a vocab word fills its row; otherwise a file
+// word whose lower-case form equals a vocab word fills it, unless an exact
+// match or an earlier case variant already did (files are sorted by
+// frequency, so the most frequent variant wins). An exact match that comes
+// later replaces a case-variant row.
+//
+// The file is streamed. Values are parsed only on lines that fill a row, so an
+// unparsable number on a line that is not used is not reported; the number of
+// fields is checked on every line. Errors name the file and line.
+func LoadVectors(path string, vocab *Vocab) (*Vectors, error) {
+	if vocab == nil || vocab.Len() == 0 {
+		return nil, fmt.Errorf("text: LoadVectors %s: empty vocabulary", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("text: word vectors: %w", err)
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if strings.HasSuffix(path, ".gz") {
+		gz, err := gzip.NewReader(f)
+		if err != nil {
+			return nil, fmt.Errorf("text: word vectors %s: %w", path, err)
+		}
+		defer gz.Close()
+		r = gz
+	}
+	return readVectors(r, path, vocab)
+}
+
+const (
+	matchNone = iota
+	matchFold
+	matchExact
+)
+
+func readVectors(r io.Reader, path string, vocab *Vocab) (*Vectors, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	n := vocab.Len()
+	vs := &Vectors{Found: make([]bool, n)}
+	match := make([]uint8, n)
+	var buf []byte
+	var fields []string
+	lineNo := 0
+	for {
+		line, err := readLimitedLine(br, &buf, maxVectorLine)
+		if err == io.EOF {
+			break
+		}
+		lineNo++
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, lineNo, err)
+		}
+		fields = splitVectorFields(fields[:0], line)
+		if len(fields) == 0 {
+			continue // blank line
+		}
+		if lineNo == 1 && len(fields) == 2 {
+			if _, e1 := strconv.ParseUint(fields[0], 10, 63); e1 == nil {
+				if d, e2 := strconv.ParseUint(fields[1], 10, 31); e2 == nil && d > 0 {
+					vs.Dim = int(d)
+					continue
+				}
+			}
+		}
+		if vs.Dim == 0 {
+			if len(fields) < 2 {
+				return nil, fmt.Errorf("%s:%d: want a word and at least one value, got %d field(s)", path, lineNo, len(fields))
+			}
+			vs.Dim = len(fields) - 1
+		}
+		if len(fields) < vs.Dim+1 {
+			return nil, fmt.Errorf("%s:%d: want %d values after the word, got %d", path, lineNo, vs.Dim, len(fields)-1)
+		}
+		word := fields[0]
+		if len(fields) > vs.Dim+1 {
+			// A word with spaces is fine; an extra number means a dim mismatch.
+			wf := fields[:len(fields)-vs.Dim]
+			if _, err := strconv.ParseFloat(wf[len(wf)-1], 32); err == nil {
+				return nil, fmt.Errorf("%s:%d: want %d values after the word, got %d", path, lineNo, vs.Dim, len(fields)-1)
+			}
+			word = strings.Join(wf, " ")
+		}
+		vals := fields[len(fields)-vs.Dim:]
+		id, kind := int32(-1), matchNone
+		if x, ok := vocab.index[word]; ok {
+			id, kind = x, matchExact
+		} else if x, ok := vocab.index[strings.ToLower(word)]; ok {
+			id, kind = x, matchFold
+		}
+		if id < 0 || id == PadID || match[id] >= uint8(kind) {
+			continue
+		}
+		if vs.Data == nil {
+			vs.Data = make([]float32, n*vs.Dim)
+		}
+		row := vs.Data[int(id)*vs.Dim : (int(id)+1)*vs.Dim]
+		for j, s := range vals {
+			v, err := strconv.ParseFloat(s, 32)
+			if err != nil {
+				return nil, fmt.Errorf("%s:%d: value %d of %q: cannot parse %q as a number", path, lineNo, j+1, word, s)
+			}
+			row[j] = float32(v)
+		}
+		if match[id] == matchNone {
+			vs.NumFound++
+		}
+		match[id] = uint8(kind)
+		vs.Found[id] = true
+	}
+	if vs.Dim == 0 {
+		return nil, fmt.Errorf("text: word vectors %s: no vectors in file", path)
+	}
+	if vs.Data == nil {
+		vs.Data = make([]float32, n*vs.Dim)
+	}
+	return vs, nil
+}
+
+func splitVectorFields(dst []string, line string) []string {
+	i := 0
+	for i < len(line) {
+		for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(line) && line[j] != ' ' && line[j] != '\t' {
+			j++
+		}
+		if j > i {
+			dst = append(dst, line[i:j])
+		}
+		i = j
+	}
+	return dst
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLimitedLine returns the next line without its "\n" or "\r\n". A line
+// longer than limit is consumed and reported as errLineTooLong. It returns
+// io.EOF only when no bytes are left.
+func readLimitedLine(br *bufio.Reader, buf *[]byte, limit int) (string, error) {
+	*buf = (*buf)[:0]
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(*buf)+len(chunk) > limit+2 {
+				tooLong = true
+				*buf = (*buf)[:0]
+			} else {
+				*buf = append(*buf, chunk...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return "", err
+		}
+		if err == io.EOF && len(*buf) == 0 && !tooLong && len(chunk) == 0 {
+			return "", io.EOF
+		}
+		break
+	}
+	if tooLong {
+		return "", errLineTooLong
+	}
+	b := *buf
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		b = b[:len(b)-1]
+	}
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	if len(b) > limit {
+		return "", errLineTooLong
+	}
+	return string(b), nil
+}
