@@ -1,0 +1,319 @@
+package checkpoint
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// File names inside a model directory.
+const (
+	ConfigFile  = "config.json"
+	VocabFile   = "vocab.json"
+	WeightsFile = "model.safetensors"
+)
+
+// Format and FormatVersion identify a model directory's config.json.
+// FormatVersion goes up when a change would make older builds misread a
+// model; Load refuses versions newer than its own.
+const (
+	Format        = "textarmor-model"
+	FormatVersion = 1
+)
+
+// Bundle is everything a model directory holds.
+type Bundle struct {
+	// Config is the caller's JSON (typically an object describing the
+	// architecture). Load returns it compacted; nil is stored as null.
+	Config json.RawMessage
+	// Vocab is the token list, index = token id.
+	Vocab []string
+	// Tensors are the weights, by parameter name.
+	Tensors map[string]*tensor.Tensor
+	// Meta is free-form string metadata kept in the safetensors header.
+	Meta map[string]string
+}
+
+// configFile is the on-disk config.json wrapper around the caller's config.
+type configFile struct {
+	Format        string          `json:"format"`
+	FormatVersion int             `json:"format_version"`
+	WeightsSHA256 string          `json:"weights_sha256"`
+	Config        json.RawMessage `json:"config"`
+}
+
+// Save writes b as a model directory at dir, atomically: everything is
+// written and fsynced in a sibling temporary directory, which then replaces
+// dir by rename. Readers see the old model or the new one, never a mix, and
+// on any error the old model is left as it was and the temporary directory
+// removed. (A crash in the instant between moving the old directory aside
+// and moving the new one in leaves both as siblings named dir.old-* and
+// dir.tmp-*, complete.) To avoid replacing something precious by mistake,
+// an existing dir must be empty or a textarmor model. Missing parent
+// directories are created.
+func Save(dir string, b *Bundle) (err error) {
+	if b == nil {
+		return errors.New("checkpoint.Save: nil bundle")
+	}
+	dir = filepath.Clean(dir)
+	cfg := b.Config
+	if len(bytes.TrimSpace(cfg)) == 0 {
+		cfg = json.RawMessage("null")
+	} else if !json.Valid(cfg) {
+		return fmt.Errorf("%s: config is not valid JSON", dir)
+	}
+	exists, err := checkReplaceable(dir)
+	if err != nil {
+		return err
+	}
+
+	if err = os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
+		return err
+	}
+	tmp, err := mkdirUnique(dir + ".tmp-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+
+	h := sha256.New()
+	err = writeSynced(filepath.Join(tmp, WeightsFile), func(w io.Writer) error {
+		return WriteSafetensors(io.MultiWriter(w, h), b.Tensors, b.Meta)
+	})
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, WeightsFile), err)
+	}
+	vocab := b.Vocab
+	if vocab == nil {
+		vocab = []string{}
+	}
+	vb, err := json.Marshal(vocab)
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, VocabFile), err)
+	}
+	if err = writeSynced(filepath.Join(tmp, VocabFile), bytesWriter(append(vb, '\n'))); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, VocabFile), err)
+	}
+	cb, err := json.MarshalIndent(configFile{Format, FormatVersion, hex.EncodeToString(h.Sum(nil)), cfg}, "", "  ")
+	if err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, ConfigFile), err)
+	}
+	if err = writeSynced(filepath.Join(tmp, ConfigFile), bytesWriter(append(cb, '\n'))); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(dir, ConfigFile), err)
+	}
+	if err = syncDir(tmp); err != nil {
+		return err
+	}
+
+	// Swap: move any old model aside, move the new one in, and put the
+	// old one back if that fails.
+	var old string
+	if exists {
+		if old, err = unusedName(dir + ".old-"); err != nil {
+			return err
+		}
+		if err = rename(dir, old); err != nil {
+			return err
+		}
+	}
+	if err = rename(tmp, dir); err != nil {
+		if old != "" {
+			if rerr := rename(old, dir); rerr != nil {
+				return fmt.Errorf("%w; restoring the previous model also failed (%v): it is at %s", err, rerr, old)
+			}
+		}
+		return err
+	}
+	// The new model is in place from here on; a failed cleanup of the old
+	// copy leaves only a stray sibling, not worth failing the save for.
+	if old != "" {
+		os.RemoveAll(old)
+	}
+	if serr := syncDir(filepath.Dir(dir)); serr != nil {
+		return fmt.Errorf("%s: saved, but syncing its parent failed: %w", dir, serr)
+	}
+	return nil
+}
+
+// checkReplaceable reports whether dir exists, and refuses a dir that is
+// not a directory or holds something other than a textarmor model.
+func checkReplaceable(dir string) (exists bool, err error) {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !st.IsDir() {
+		return false, fmt.Errorf("%s exists and is not a directory", dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	if len(ents) == 0 {
+		return true, nil
+	}
+	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	var c struct {
+		Format string `json:"format"`
+	}
+	if err != nil || json.Unmarshal(data, &c) != nil || c.Format != Format {
+		return false, fmt.Errorf("%s exists and is not a textarmor model; refusing to replace it", dir)
+	}
+	return true, nil
+}
+
+// unusedName returns prefix plus a random suffix naming nothing yet.
+func unusedName(prefix string) (string, error) {
+	for range 100 {
+		p := prefix + randomSuffix()
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s*: no unused name", prefix)
+}
+
+// mkdirUnique creates a new directory prefix+random. Unlike os.MkdirTemp
+// (mode 0700) it uses 0777 less the umask, the mode the final model
+// directory should have.
+func mkdirUnique(prefix string) (string, error) {
+	for range 100 {
+		p := prefix + randomSuffix()
+		err := os.Mkdir(p, 0o777)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return p, err
+	}
+	return "", fmt.Errorf("%s*: no unused name", prefix)
+}
+
+func bytesWriter(b []byte) func(io.Writer) error {
+	return func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	}
+}
+
+// writeSynced creates path (which must not exist), fills it with write and
+// fsyncs it.
+func writeSynced(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	err = write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Load reads the model directory dir written by Save. It checks the format
+// and version, verifies the weights against the SHA-256 in config.json and
+// validates every file; errors name the file at fault.
+func Load(dir string) (*Bundle, error) {
+	cpath := filepath.Join(dir, ConfigFile)
+	data, err := os.ReadFile(cpath)
+	if err != nil {
+		return nil, err
+	}
+	var cf configFile
+	if err := json.Unmarshal(data, &cf); err != nil {
+		return nil, fmt.Errorf("%s: invalid JSON: %v", cpath, err)
+	}
+	switch {
+	case cf.Format != Format:
+		return nil, fmt.Errorf("%s: not a textarmor model (format %q, want %q)", cpath, cf.Format, Format)
+	case cf.FormatVersion > FormatVersion:
+		return nil, fmt.Errorf("%s: format_version %d: written by a newer textarmor (this build reads up to version %d)",
+			cpath, cf.FormatVersion, FormatVersion)
+	case cf.FormatVersion < 1:
+		return nil, fmt.Errorf("%s: invalid format_version %d", cpath, cf.FormatVersion)
+	}
+	want, err := hex.DecodeString(cf.WeightsSHA256)
+	if err != nil || len(want) != sha256.Size {
+		return nil, fmt.Errorf("%s: weights_sha256 %q is not a SHA-256 hex digest", cpath, cf.WeightsSHA256)
+	}
+
+	vpath := filepath.Join(dir, VocabFile)
+	vdata, err := os.ReadFile(vpath)
+	if err != nil {
+		return nil, err
+	}
+	var vocab []string
+	if err := json.Unmarshal(vdata, &vocab); err != nil {
+		return nil, fmt.Errorf("%s: want a JSON array of strings: %v", vpath, err)
+	}
+	if vocab == nil { // JSON null
+		return nil, fmt.Errorf("%s: want a JSON array of strings, got null", vpath)
+	}
+
+	wpath := filepath.Join(dir, WeightsFile)
+	tensors, meta, err := readVerified(wpath, want)
+	if err != nil {
+		return nil, err
+	}
+
+	var cfg json.RawMessage
+	if string(cf.Config) != "null" && len(cf.Config) > 0 {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, cf.Config); err != nil { // already validated by Unmarshal
+			return nil, fmt.Errorf("%s: config: %v", cpath, err)
+		}
+		cfg = buf.Bytes()
+	}
+	return &Bundle{Config: cfg, Vocab: vocab, Tensors: tensors, Meta: meta}, nil
+}
+
+// readVerified decodes the weights file while hashing it, in one pass. A
+// checksum mismatch is reported in preference to a decoding error, since
+// corruption is the likelier cause of both.
+func readVerified(path string, want []byte) (map[string]*tensor.Tensor, map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("%s: not a regular file", path)
+	}
+	h := sha256.New()
+	tr := io.TeeReader(f, h)
+	tensors, meta, derr := decodeSafetensors(tr, st.Size(), path)
+	// Hash whatever decoding left unread (all of it, on an early error).
+	if _, err := io.Copy(io.Discard, tr); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if got := h.Sum(nil); !bytes.Equal(got, want) {
+		return nil, nil, fmt.Errorf("%s: checksum mismatch: %s records weights_sha256 %x, file has %x (corrupted or replaced)",
+			path, ConfigFile, want, got)
+	}
+	if derr != nil {
+		return nil, nil, derr
+	}
+	return tensors, meta, nil
+}
