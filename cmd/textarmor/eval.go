@@ -1,0 +1,180 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/text"
+)
+
+func runEval(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval", "eval --model DIR (--dataset NAME | --test FILE) [flags]", stderr)
+	var df dataFlags
+	df.register(fs, false)
+	var path, splitName, blasName string
+	var asJSON bool
+	fs.StringVar(&path, "model", "", "model directory written by 'textarmor train' (required)")
+	fs.StringVar(&splitName, "split", "test", "split to evaluate: train, dev or test")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object (accuracy, macro_f1, n, per-class scores, confusion)")
+	fs.StringVar(&blasName, "blas", "", "BLAS backend (default: the build's)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if path == "" {
+		return usageError{fmt.Errorf("--model is required")}
+	}
+	if err := useBLAS(blasName); err != nil {
+		return err
+	}
+	m, err := model.Load(path)
+	if err != nil {
+		return err
+	}
+	// A bare --test file is evaluated with the model's own classes.
+	if df.name == "" && df.train == "" && df.test != "" {
+		ex, _, skipped, err := dataset.LoadFile(df.test, dataset.FileOptions{Format: df.format, TextCol: df.textCol,
+			LabelCol: df.labelCl, SkipBad: df.skipBad, Classes: m.Classes})
+		if err != nil {
+			return err
+		}
+		if skipped.Count > 0 {
+			fmt.Fprintf(stderr, "%s\n", skipped)
+		}
+		rep, err := evaluate(m, ex, m.Classes)
+		if err != nil {
+			return err
+		}
+		return printReport(stdout, rep, asJSON, map[string]any{"split": "file", "file": df.test, "model": path})
+	}
+	ds, _, err := df.load()
+	if err != nil {
+		return err
+	}
+	ex, err := split(ds, splitName)
+	if err != nil {
+		return err
+	}
+	rep, err := evaluate(m, ex, ds.Classes)
+	if err != nil {
+		return err
+	}
+	if !asJSON {
+		fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s/%s\n", path, m.Net.Cfg.Arch, m.Training["objective"], ds.Name, splitName)
+	}
+	return printReport(stdout, rep, asJSON, map[string]any{"split": splitName, "dataset": ds.Name, "model": path})
+}
+
+func runPredict(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("predict", "predict --model DIR [--json] [TEXT...]   (reads one text per line from stdin when no TEXT)", stderr)
+	var path string
+	var asJSON bool
+	fs.StringVar(&path, "model", "", "model directory (required)")
+	fs.BoolVar(&asJSON, "json", false, "print one JSON object per text: text, label, class, probs")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if path == "" {
+		return usageError{fmt.Errorf("--model is required")}
+	}
+	m, err := model.Load(path)
+	if err != nil {
+		return err
+	}
+	texts := fs.Args()
+	if len(texts) == 0 {
+		sc := bufio.NewScanner(os.Stdin)
+		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" {
+				texts = append(texts, line)
+			}
+		}
+		if err := sc.Err(); err != nil {
+			return fmt.Errorf("stdin: %w", err)
+		}
+	}
+	if len(texts) == 0 {
+		return usageError{fmt.Errorf("no text given (as arguments or on stdin)")}
+	}
+	preds := m.PredictTexts(texts)
+	enc := json.NewEncoder(stdout)
+	for i, p := range preds {
+		known := 0
+		for _, id := range m.Encode(texts[i]) {
+			if id != text.UnkID {
+				known++
+			}
+		}
+		if asJSON {
+			if err := enc.Encode(map[string]any{"text": texts[i], "label": p.Label, "class": p.Class, "probs": p.Probs, "known_tokens": known}); err != nil {
+				return err
+			}
+			continue
+		}
+		note := ""
+		if known == 0 {
+			note = "  (no word of this text is in the model's vocabulary)"
+		}
+		fmt.Fprintf(stdout, "%s\t%.3f\t%s%s\n", p.Label, p.Probs[p.Class], texts[i], note)
+	}
+	return nil
+}
+
+func runData(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "stats" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Fprintln(stderr, "Usage: textarmor data stats [flags]   (see 'textarmor data stats --help')")
+			return nil
+		}
+		return usageError{fmt.Errorf("usage: textarmor data stats [flags]")}
+	}
+	fs := newFlags("data stats", "data stats (--dataset NAME | --train FILE ...) [flags]", stderr)
+	var df dataFlags
+	df.register(fs, true)
+	var asJSON bool
+	fs.BoolVar(&asJSON, "json", false, "print the statistics as JSON")
+	if err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	ds, preset, err := df.load()
+	if err != nil {
+		return err
+	}
+	tok, err := text.NewTokenizer(preset.Tokenizer)
+	if err != nil {
+		return usageError{err}
+	}
+	all := map[string]any{}
+	if !asJSON {
+		fmt.Fprintf(stdout, "dataset %s: %d classes (%s); tokenizer %s, max length %d\n",
+			ds.Name, len(ds.Classes), strings.Join(ds.Classes, ", "), preset.Tokenizer, preset.MaxLen)
+		for _, n := range ds.Notes {
+			fmt.Fprintf(stdout, "note: %s\n", n)
+		}
+	}
+	for _, sp := range []struct {
+		name string
+		ex   []dataset.Example
+	}{{"train", ds.Train}, {"dev", ds.Dev}, {"test", ds.Test}} {
+		if len(sp.ex) == 0 {
+			continue
+		}
+		st := dataset.ComputeStats(sp.ex, tok)
+		if asJSON {
+			all[sp.name] = st
+			continue
+		}
+		fmt.Fprintf(stdout, "\n== %s ==\n%s", sp.name, st.Format(ds.Classes))
+	}
+	if asJSON {
+		all["dataset"], all["classes"], all["notes"] = ds.Name, ds.Classes, ds.Notes
+		return json.NewEncoder(stdout).Encode(all)
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+// Command textarmor trains, evaluates and queries robust text classifiers.
+//
+//	textarmor demo                      run the main job on a generated task
+//	textarmor data stats --dataset sst2 describe a dataset
+//	textarmor train --dataset sst2 --model cnn --out m
+//	textarmor eval --model m --dataset sst2
+//	textarmor predict --model m "a gripping , well-acted film"
+//	textarmor bench                     GEMM peak and model speed table
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// command is one verb of the CLI.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"demo", "train and evaluate on a generated task (no downloads, under a minute)", runDemo},
+		{"data", "dataset tools: 'data stats'", runData},
+		{"train", "train a classifier on a dataset preset or your own files", runTrain},
+		{"eval", "evaluate a model: accuracy, macro-F1, per-class scores, confusion matrix", runEval},
+		{"predict", "classify texts given as arguments or one per line on stdin", runPredict},
+		{"bench", "measure GEMM peak, training-step and forward speed", runBench},
+	}
+}
+
+// usageError marks errors caused by how the command was called (exit 2).
+type usageError struct{ error }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(args[1:], stdout, stderr)
+			switch {
+			case err == nil:
+				return 0
+			case errors.Is(err, flag.ErrHelp):
+				return 0
+			}
+			fmt.Fprintf(stderr, "textarmor %s: %v\n", c.name, err)
+			var ue usageError
+			if errors.As(err, &ue) {
+				return 2
+			}
+			return 1
+		}
+	}
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(stderr, "textarmor: unknown command %q (valid: %s)\n", args[0], strings.Join(names, ", "))
+	return 2
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "textarmor: robust text classifiers — train, attack, defend, measure.")
+	fmt.Fprintln(w, "\nUsage: textarmor <command> [flags]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-8s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun 'textarmor <command> --help' for the flags of a command and their defaults.")
+}
+
+// newFlags makes a flag set whose --help prints a summary and every flag.
+func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("textarmor "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: textarmor %s\n\n", usage)
+		fmt.Fprintln(stderr, "Flags:")
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags, turning errors into usage errors.
+func parse(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	return nil
+}

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/synth"
+)
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+// writeCSV writes generated examples as a CSV file with a header.
+func writeCSV(t *testing.T, path string, n int, seed int64) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("text,label\n")
+	for _, e := range synth.Sentiment(n, 0, seed) {
+		fmt.Fprintf(&b, "%q,%d\n", e.Text, e.Label)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHelpOnEveryCommand(t *testing.T) {
+	for _, c := range commands() {
+		args := []string{c.name, "--help"}
+		if c.name == "data" {
+			args = []string{"data", "stats", "--help"}
+		}
+		code, _, stderr := runCmd(t, args...)
+		if code != 0 || !strings.Contains(stderr, "Usage: textarmor") {
+			t.Errorf("%s --help: code %d, output %q", c.name, code, stderr)
+		}
+		if c.name == "train" && !strings.Contains(stderr, "(default 64)") {
+			t.Errorf("train --help does not show defaults:\n%s", stderr)
+		}
+	}
+	if code, _, _ := runCmd(t, "nope"); code != 2 {
+		t.Errorf("unknown command exit %d, want 2", code)
+	}
+}
+
+// TestTrainEvalPredictFiles runs the CLI end to end on generated CSV files.
+func TestTrainEvalPredictFiles(t *testing.T) {
+	dir := t.TempDir()
+	tr, dv, te := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "test.csv")
+	writeCSV(t, tr, 600, 1)
+	writeCSV(t, dv, 100, 2)
+	writeCSV(t, te, 200, 3)
+	out := filepath.Join(dir, "model")
+	code, stdout, stderr := runCmd(t, "train", "--train", tr, "--dev", dv, "--test", te, "--model", "cnn",
+		"--embed-dim", "32", "--filters", "16", "--epochs", "5", "--batch", "32", "--lr", "0.005", "--out", out, "--quiet", "--json")
+	if code != 0 {
+		t.Fatalf("train exit %d: %s", code, stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("train --json output %q: %v", stdout, err)
+	}
+	if acc := rep["accuracy"].(float64); acc < 0.8 {
+		t.Fatalf("test accuracy %.3f on an easy generated task", acc)
+	}
+	if _, err := os.Stat(out + ".ckpt"); !os.IsNotExist(err) {
+		t.Errorf("checkpoint left behind after a finished run")
+	}
+	code, stdout, stderr = runCmd(t, "eval", "--model", out, "--test", te, "--json")
+	if code != 0 {
+		t.Fatalf("eval exit %d: %s", code, stderr)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal([]byte(stdout), &ev); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"accuracy", "macro_f1", "n"} {
+		if _, ok := ev[k]; !ok {
+			t.Errorf("eval --json lacks %q: %s", k, stdout)
+		}
+	}
+	if ev["accuracy"] != rep["accuracy"] {
+		t.Errorf("eval accuracy %v differs from train's test accuracy %v", ev["accuracy"], rep["accuracy"])
+	}
+	code, stdout, stderr = runCmd(t, "predict", "--model", out, "--json", "the film was great and excellent", "a dull and boring plot")
+	if code != 0 {
+		t.Fatalf("predict exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"label":"1"`) || !strings.Contains(lines[1], `"label":"0"`) {
+		t.Errorf("predict output:\n%s", stdout)
+	}
+}
+
+func TestBadInputs(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.csv")
+	os.WriteFile(bad, []byte("text,label\n\"fine text\",1\n\"broken,\n"), 0o644)
+	cases := [][]string{
+		{"train", "--train", filepath.Join(dir, "missing.csv"), "--out", filepath.Join(dir, "m")},
+		{"train", "--train", bad, "--out", filepath.Join(dir, "m")},
+		{"train", "--dataset", "nope", "--out", filepath.Join(dir, "m")},
+		{"train", "--train", bad},
+		{"eval", "--model", filepath.Join(dir, "nomodel"), "--test", bad},
+		{"train", "--train", bad, "--out", filepath.Join(dir, "m"), "--model", "gru"},
+	}
+	for _, args := range cases {
+		code, _, stderr := runCmd(t, args...)
+		if code == 0 || stderr == "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, stderr)
+		}
+		if strings.Contains(stderr, "panic") {
+			t.Errorf("%v panicked: %s", args, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "m")); !os.IsNotExist(err) {
+		t.Error("a failed run left a model directory behind")
+	}
+}
+
+func TestCorruptModelIsAnError(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "train.csv")
+	writeCSV(t, tr, 100, 1)
+	out := filepath.Join(dir, "model")
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--epochs", "1", "--embed-dim", "8", "--filters", "4", "--out", out, "--quiet"); code != 0 {
+		t.Fatal(stderr)
+	}
+	w := filepath.Join(out, "model.safetensors")
+	data, _ := os.ReadFile(w)
+	os.WriteFile(w, data[:len(data)/2], 0o644)
+	code, _, stderr := runCmd(t, "predict", "--model", out, "x")
+	if code == 0 || !strings.Contains(stderr, "model.safetensors") {
+		t.Errorf("truncated model: exit %d, %q", code, stderr)
+	}
+}
+
+func TestDemoRuns(t *testing.T) {
+	if testing.Short() {
+		t.Skip("demo trains two models")
+	}
+	code, stdout, stderr := runCmd(t, "demo", "--epochs", "1", "--quiet")
+	if code != 0 {
+		t.Fatalf("demo exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"cnn", "bilstm", "test acc"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("demo output lacks %q:\n%s", want, stdout)
+		}
+	}
+}

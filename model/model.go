@@ -1,0 +1,112 @@
+// Package model is a trained text classifier as a user ships it: the
+// network, its vocabulary, tokenizer and class names, saved together as one
+// model directory and loaded with one call.
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+
+	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/text"
+)
+
+// Meta is everything besides the weights that a model needs to read text,
+// plus a record of how it was trained.
+type Meta struct {
+	Net       nn.Config      `json:"net"`
+	Tokenizer string         `json:"tokenizer"`
+	MaxLen    int            `json:"max_len"`
+	Classes   []string       `json:"classes"`
+	Training  map[string]any `json:"training,omitempty"`
+}
+
+// Model couples a classifier with the text pipeline it was trained with.
+type Model struct {
+	Meta
+	Net   *nn.Classifier
+	Vocab *text.Vocab
+	Tok   text.Tokenizer
+}
+
+// New builds a randomly initialised model.
+func New(meta Meta, vocab *text.Vocab, rng *rand.Rand) (*Model, error) {
+	meta.Net.VocabSize = vocab.Len()
+	meta.Net.NumClasses = len(meta.Classes)
+	net, err := nn.New(meta.Net, rng)
+	if err != nil {
+		return nil, err
+	}
+	tok, err := text.NewTokenizer(meta.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Meta: meta, Net: net, Vocab: vocab, Tok: tok}, nil
+}
+
+// Save writes the model directory atomically.
+func (m *Model) Save(dir string) error {
+	m.Meta.Net = m.Net.Cfg
+	cfg, err := json.Marshal(m.Meta)
+	if err != nil {
+		return err
+	}
+	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: m.Vocab.Words(), Tensors: m.Net.Tensors()})
+}
+
+// Load reads a model directory written by Save, validating it.
+func Load(dir string) (*Model, error) {
+	b, err := checkpoint.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	var meta Meta
+	if err := json.Unmarshal(b.Config, &meta); err != nil {
+		return nil, fmt.Errorf("%s: config: %w", dir, err)
+	}
+	vocab, err := text.NewVocab(b.Vocab)
+	if err != nil {
+		return nil, fmt.Errorf("%s: vocabulary: %w", dir, err)
+	}
+	if vocab.Len() != meta.Net.VocabSize {
+		return nil, fmt.Errorf("%s: vocabulary has %d words, the config says %d", dir, vocab.Len(), meta.Net.VocabSize)
+	}
+	m, err := New(meta, vocab, rand.New(rand.NewSource(0)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	m.Net.Cfg.FreezeEmb = meta.Net.FreezeEmb
+	if err := m.Net.LoadTensors(b.Tensors); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return m, nil
+}
+
+// Encode tokenizes a text and maps it to ids, truncated to MaxLen.
+func (m *Model) Encode(s string) []int32 {
+	return m.Vocab.Encode(text.Texts(m.Tok.Tokenize(s)), m.MaxLen)
+}
+
+// Prediction is one text's result.
+type Prediction struct {
+	Label string    `json:"label"`
+	Class int       `json:"class"`
+	Probs []float32 `json:"probs"`
+}
+
+// PredictTexts classifies texts in batches.
+func (m *Model) PredictTexts(texts []string) []Prediction {
+	seqs := make([][]int32, len(texts))
+	for i, s := range texts {
+		seqs[i] = m.Encode(s)
+	}
+	probs := m.Net.Predict(seqs)
+	out := make([]Prediction, len(texts))
+	for i, p := range probs {
+		c := nn.Argmax(p)
+		out[i] = Prediction{Label: m.Classes[c], Class: c, Probs: p}
+	}
+	return out
+}

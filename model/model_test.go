@@ -1,0 +1,58 @@
+package model
+
+import (
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/text"
+)
+
+func TestSaveLoadRoundTrip(t *testing.T) {
+	vocab := text.BuildVocab([][]string{{"good", "film"}, {"bad", "film"}}, 1, 0)
+	for _, arch := range nn.Archs {
+		cfg := nn.DefaultConfig(arch)
+		cfg.EmbedDim, cfg.Filters, cfg.Hidden = 8, 4, 4
+		m, err := New(Meta{Net: cfg, Tokenizer: "flat", MaxLen: 10, Classes: []string{"neg", "pos"}}, vocab, rand.New(rand.NewSource(1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(t.TempDir(), arch)
+		if err := m.Save(dir); err != nil {
+			t.Fatal(err)
+		}
+		m2, err := Load(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts := []string{"A good film!", "bad", "", "unknown words only"}
+		p1, p2 := m.PredictTexts(texts), m2.PredictTexts(texts)
+		for i := range p1 {
+			if p1[i].Label != p2[i].Label || tensor.MaxAbsDiff(p1[i].Probs, p2[i].Probs) != 0 {
+				t.Fatalf("%s: prediction %d changed after reload", arch, i)
+			}
+		}
+		if got := m2.Encode("A good film!"); len(got) != 3 || got[0] != text.UnkID || got[1] != vocab.ID("good") {
+			t.Fatalf("encode after reload: %v", got)
+		}
+	}
+}
+
+func TestLoadRejectsMismatchedVocab(t *testing.T) {
+	vocab := text.BuildVocab([][]string{{"a", "b"}}, 1, 0)
+	cfg := nn.DefaultConfig("cnn")
+	cfg.EmbedDim, cfg.Filters = 4, 2
+	m, _ := New(Meta{Net: cfg, Tokenizer: "flat", MaxLen: 5, Classes: []string{"x", "y"}}, vocab, rand.New(rand.NewSource(1)))
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "vocab.json"), []byte(`["<pad>","<unk>","a"]`), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("want an error naming the model, got %v", err)
+	}
+}

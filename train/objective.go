@@ -1,0 +1,42 @@
+package train
+
+import (
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/nn"
+)
+
+// Objective is a training loss. Defenses are objectives: given a batch and
+// the model they return the loss to minimise, and may keep state (synonym
+// tables, memory banks) and parameters of their own.
+type Objective interface {
+	Name() string
+	Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (Output, error)
+}
+
+// Output is what an objective computed for one batch.
+type Output struct {
+	Loss *ag.Var
+	// Logits of the clean batch, for the running accuracy (may be nil).
+	Logits *ag.Var
+	// Terms are the named parts of Loss, checked for NaN and logged.
+	Terms map[string]float32
+}
+
+// ExtraParams is implemented by objectives that train parameters beyond the
+// classifier's (a mask network, a projection head).
+type ExtraParams interface {
+	Params() []*ag.Param
+}
+
+// Standard is plain cross-entropy training.
+type Standard struct{}
+
+// Name implements Objective.
+func (Standard) Name() string { return "standard" }
+
+// Loss is the mean cross-entropy of the batch.
+func (Standard) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (Output, error) {
+	logits := m.Forward(t, b)
+	loss := t.CrossEntropy(logits, b.Labels, nil)
+	return Output{Loss: loss, Logits: logits, Terms: map[string]float32{"ce": loss.Item()}}, nil
+}

@@ -1,0 +1,179 @@
+package train
+
+import (
+	"errors"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/text"
+)
+
+func setup(t *testing.T, arch string, seed int64) (*model.Model, []Example, []Example) {
+	t.Helper()
+	ds := synth.SentimentDataset(400, 100, 10, 3)
+	tok := text.NewWhitespace()
+	vocab := BuildVocab(tok, ds.Train, 1, 0)
+	cfg := nn.DefaultConfig(arch)
+	cfg.EmbedDim, cfg.Filters, cfg.Hidden = 16, 8, 8
+	m, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 30, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m, Encode(m, ds.Train), Encode(m, ds.Dev)
+}
+
+func weights(m *model.Model) []float32 {
+	var w []float32
+	for _, p := range m.Net.Params() {
+		w = append(w, p.Value.Data...)
+	}
+	return w
+}
+
+func TestSameSeedSameNumbers(t *testing.T) {
+	for _, arch := range []string{"cnn", "bilstm"} {
+		var runs [][]float32
+		var devs []float64
+		for i := 0; i < 2; i++ {
+			m, tr, dv := setup(t, arch, 1)
+			res, err := Run(m, Standard{}, tr, dv, Options{Epochs: 2, BatchSize: 16, Seed: 5, Out: filepath.Join(t.TempDir(), "m")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs = append(runs, weights(m))
+			devs = append(devs, res.BestDevAcc)
+		}
+		if d := tensor.MaxAbsDiff(runs[0], runs[1]); d != 0 || devs[0] != devs[1] {
+			t.Fatalf("%s: same seed gave weights differing by %g, dev %v", arch, d, devs)
+		}
+		m, tr, dv := setup(t, arch, 1)
+		if _, err := Run(m, Standard{}, tr, dv, Options{Epochs: 2, BatchSize: 16, Seed: 6, Out: filepath.Join(t.TempDir(), "m")}); err != nil {
+			t.Fatal(err)
+		}
+		if tensor.MaxAbsDiff(runs[0], weights(m)) == 0 {
+			t.Fatalf("%s: a different seed gave identical weights", arch)
+		}
+	}
+}
+
+// failingObjective fails at a given epoch, as a killed run would stop.
+type failingObjective struct {
+	Standard
+	failAtStep, steps int
+}
+
+func (f *failingObjective) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (Output, error) {
+	f.steps++
+	if f.steps == f.failAtStep {
+		return Output{}, errors.New("killed")
+	}
+	return f.Standard.Loss(t, m, b)
+}
+
+// TestResumeMatchesUninterrupted: a run stopped in epoch 3 and resumed ends
+// with exactly the weights of a run that never stopped.
+func TestResumeMatchesUninterrupted(t *testing.T) {
+	dir := t.TempDir()
+	full, tr, dv := setup(t, "cnn", 1)
+	opt := Options{Epochs: 4, BatchSize: 16, Seed: 9, Out: filepath.Join(dir, "full")}
+	if _, err := Run(full, Standard{}, tr, dv, opt); err != nil {
+		t.Fatal(err)
+	}
+	steps := (len(tr) + 15) / 16
+	broken, tr, dv := setup(t, "cnn", 1)
+	opt.Out = filepath.Join(dir, "resumed")
+	_, err := Run(broken, &failingObjective{failAtStep: 2*steps + 3}, tr, dv, opt)
+	if err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("expected the run to stop, got %v", err)
+	}
+	if _, err := os.Stat(opt.Out + ".ckpt"); err != nil {
+		t.Fatalf("no checkpoint after an interrupted run: %v", err)
+	}
+	resumed, tr, dv := setup(t, "cnn", 77) // different init: everything must come from the checkpoint
+	opt.Resume = true
+	res, err := Run(resumed, Standard{}, tr, dv, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ResumedFrom != 2 {
+		t.Fatalf("resumed from epoch %d, want 2", res.ResumedFrom)
+	}
+	if d := tensor.MaxAbsDiff(weights(full), weights(resumed)); d != 0 {
+		t.Fatalf("resumed run differs from the uninterrupted one by %g", d)
+	}
+	if _, err := os.Stat(opt.Out + ".ckpt"); !os.IsNotExist(err) {
+		t.Fatal("checkpoint not removed after the run finished")
+	}
+}
+
+type nanObjective struct{ Standard }
+
+func (nanObjective) Name() string { return "nan-test" }
+
+func (nanObjective) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (Output, error) {
+	out, _ := Standard{}.Loss(t, m, b)
+	bad := t.Mul(out.Loss, t.Const(tensor.Scalar(float32(0))))
+	bad = t.Div(bad, t.Const(tensor.Scalar(0)))
+	return Output{Loss: bad, Terms: map[string]float32{"ce": out.Loss.Item(), "boom": bad.Item()}}, nil
+}
+
+func TestNaNStopsTraining(t *testing.T) {
+	m, tr, dv := setup(t, "cnn", 1)
+	out := filepath.Join(t.TempDir(), "m")
+	_, err := Run(m, nanObjective{}, tr, dv, Options{Epochs: 1, Out: out})
+	if err == nil || !strings.Contains(err.Error(), "step 1") || !strings.Contains(err.Error(), "boom") {
+		t.Fatalf("want an error naming the step and term, got %v", err)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("a model was written despite the NaN")
+	}
+}
+
+func TestEarlyStoppingAndBestModel(t *testing.T) {
+	m, tr, dv := setup(t, "cnn", 1)
+	out := filepath.Join(t.TempDir(), "m")
+	// A huge learning rate makes dev accuracy wander; patience 1 must stop.
+	res, err := Run(m, Standard{}, tr, dv, Options{Epochs: 30, LR: 0.5, Optimizer: "sgd", Seed: 1, Patience: 1, Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.StoppedEarly || len(res.Epochs) == 30 {
+		t.Fatalf("did not stop early: %d epochs", len(res.Epochs))
+	}
+	best, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Accuracy(best.Net, dv); got != res.BestDevAcc {
+		t.Fatalf("saved model's dev accuracy %v, best recorded %v", got, res.BestDevAcc)
+	}
+}
+
+func TestBatchesCoverEveryExampleOnce(t *testing.T) {
+	ex := make([]Example, 1000)
+	for i := range ex {
+		ex[i] = Example{IDs: make([]int32, 1+i%37), Label: i}
+	}
+	seen := make([]int, len(ex))
+	for _, b := range Batches(ex, 64, rand.New(rand.NewSource(1)), 3) {
+		for _, l := range b.Labels {
+			seen[l]++
+		}
+		if b.L < 3 {
+			t.Fatal("batch shorter than minLen")
+		}
+	}
+	for i, s := range seen {
+		if s != 1 {
+			t.Fatalf("example %d seen %d times", i, s)
+		}
+	}
+}

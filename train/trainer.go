@@ -1,0 +1,353 @@
+package train
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/optim"
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// Options control a training run. Zero values mean the defaults noted.
+type Options struct {
+	Epochs      int     // 10
+	BatchSize   int     // 64
+	Optimizer   string  // adam | sgd (adam)
+	LR          float64 // 1e-3
+	Momentum    float64 // sgd only
+	WeightDecay float64
+	Clip        float64 // global gradient-norm clip; 0 = off
+	// DecayEpochs multiplies the learning rate by DecayGamma at the start
+	// of each listed epoch (1-based), as PyTorch's MultiStepLR.
+	DecayEpochs []int
+	DecayGamma  float64
+	Seed        int64
+	// Patience stops training after this many epochs without a better dev
+	// accuracy; 0 never stops early.
+	Patience int
+	// Out is the model directory; the best-on-dev model is written there
+	// (the last one when there is no dev set). Checkpoints go to Out+".ckpt"
+	// and are removed when the run completes.
+	Out      string
+	Resume   bool
+	Progress io.Writer // stderr progress bar; nil for none
+	LogPath  string    // JSONL metrics log; "" for none
+	// Info is stored in the model's training record.
+	Info map[string]any
+}
+
+func (o *Options) defaults() error {
+	if o.Epochs == 0 {
+		o.Epochs = 10
+	}
+	if o.BatchSize == 0 {
+		o.BatchSize = 64
+	}
+	if o.Optimizer == "" {
+		o.Optimizer = "adam"
+	}
+	if o.LR == 0 {
+		o.LR = 1e-3
+	}
+	if o.DecayGamma == 0 {
+		o.DecayGamma = 0.1
+	}
+	switch {
+	case o.Epochs < 0 || o.BatchSize < 1:
+		return fmt.Errorf("epochs %d and batch size %d must be positive", o.Epochs, o.BatchSize)
+	case o.LR < 0 || o.Clip < 0:
+		return fmt.Errorf("learning rate %g and clip %g must not be negative", o.LR, o.Clip)
+	case o.Optimizer != "adam" && o.Optimizer != "sgd":
+		return fmt.Errorf("optimizer %q: want adam or sgd", o.Optimizer)
+	}
+	return nil
+}
+
+// EpochStats is one line of the metrics log.
+type EpochStats struct {
+	Epoch     int                `json:"epoch"`
+	Steps     int                `json:"steps"`
+	TrainLoss float64            `json:"train_loss"`
+	TrainAcc  float64            `json:"train_acc"`
+	Terms     map[string]float64 `json:"terms,omitempty"`
+	DevAcc    float64            `json:"dev_acc"`
+	LR        float64            `json:"lr"`
+	Seconds   float64            `json:"seconds"`
+	Best      bool               `json:"best"`
+}
+
+// Result summarises a run.
+type Result struct {
+	Epochs       []EpochStats `json:"epochs"`
+	BestEpoch    int          `json:"best_epoch"`
+	BestDevAcc   float64      `json:"best_dev_acc"`
+	ResumedFrom  int          `json:"resumed_from,omitempty"`
+	StoppedEarly bool         `json:"stopped_early,omitempty"`
+}
+
+// state is what a checkpoint stores besides tensors.
+type state struct {
+	Epoch    int          `json:"epoch"` // epochs completed
+	Seed     int64        `json:"seed"`
+	Result   Result       `json:"result"`
+	BadEpoch int          `json:"bad_epochs"`
+	Meta     model.Meta   `json:"meta"`
+}
+
+// Run trains m with obj on the training examples, selecting on dev.
+func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*Result, error) {
+	if err := opt.defaults(); err != nil {
+		return nil, err
+	}
+	if len(trainSet) == 0 {
+		return nil, errors.New("no training examples")
+	}
+	if opt.Out == "" {
+		return nil, errors.New("no output path for the model")
+	}
+	params := m.Net.Params()
+	if ep, ok := obj.(ExtraParams); ok {
+		params = append(params, ep.Params()...)
+	}
+	var opz optim.Optimizer
+	if opt.Optimizer == "sgd" {
+		opz = optim.NewSGD(opt.LR, opt.Momentum, opt.WeightDecay)
+	} else {
+		opz = optim.NewAdam(optim.AdamConfig{LR: opt.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: opt.WeightDecay})
+	}
+	ckpt := opt.Out + ".ckpt"
+	st := state{Seed: opt.Seed}
+	if opt.Resume {
+		if ok, err := restore(ckpt, m, params, opz, &st); err != nil {
+			return nil, err
+		} else if ok {
+			st.Result.ResumedFrom = st.Epoch
+			if opt.Progress != nil {
+				fmt.Fprintf(opt.Progress, "resuming from %s after epoch %d\n", ckpt, st.Epoch)
+			}
+		}
+	}
+	var logw io.Writer
+	if opt.LogPath != "" {
+		f, err := os.OpenFile(opt.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		logw = f
+	}
+	minLen := m.Net.Enc.MinLen()
+	tape := ag.NewTape()
+	tape.Train = true
+	for epoch := st.Epoch + 1; epoch <= opt.Epochs; epoch++ {
+		lr := opt.LR
+		for _, e := range opt.DecayEpochs {
+			if epoch >= e {
+				lr *= opt.DecayGamma
+			}
+		}
+		opz.SetLR(lr)
+		// Each epoch's randomness depends only on (seed, epoch), so a resumed
+		// run draws exactly what an uninterrupted one would.
+		rng := rand.New(rand.NewSource(opt.Seed*1_000_003 + int64(epoch)))
+		tape.Rng = rand.New(rand.NewSource(opt.Seed*7_919 + int64(epoch)))
+		batches := Batches(trainSet, opt.BatchSize, rng, minLen)
+		bar := newProgress(opt.Progress, fmt.Sprintf("epoch %d/%d", epoch, opt.Epochs), len(batches))
+		start := time.Now()
+		var lossSum float64
+		var correct, seen int
+		terms := map[string]float64{}
+		for step, b := range batches {
+			tape.Reset()
+			out, err := obj.Loss(tape, m.Net, b)
+			if err != nil {
+				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step+1, err)
+			}
+			loss := float64(out.Loss.Item())
+			if math.IsNaN(loss) || math.IsInf(loss, 0) {
+				return nil, fmt.Errorf("epoch %d step %d: %s loss is %v (%s); stopping before writing a broken model (try a lower --lr or --clip)",
+					epoch, step+1, obj.Name(), loss, badTerms(out.Terms))
+			}
+			tape.Backward(out.Loss)
+			if opt.Clip > 0 {
+				optim.ClipGradNorm(params, opt.Clip)
+			}
+			opz.Step(params)
+			optim.ZeroGrad(params)
+			lossSum += loss * float64(b.B)
+			for k, v := range out.Terms {
+				terms[k] += float64(v) * float64(b.B)
+			}
+			if out.Logits != nil {
+				c := out.Logits.Shape()[1]
+				for i, y := range b.Labels {
+					if nn.Argmax(out.Logits.Data()[i*c:(i+1)*c]) == y {
+						correct++
+					}
+				}
+			}
+			seen += b.B
+			bar.update(step+1, lossSum/float64(seen), float64(correct)/float64(seen))
+		}
+		bar.finish()
+		es := EpochStats{Epoch: epoch, Steps: len(batches), TrainLoss: lossSum / float64(seen),
+			TrainAcc: float64(correct) / float64(seen), LR: lr, Seconds: time.Since(start).Seconds(), Terms: terms}
+		for k := range terms {
+			terms[k] /= float64(seen)
+		}
+		if len(dev) > 0 {
+			es.DevAcc = Accuracy(m.Net, dev)
+		}
+		improved := len(dev) == 0 || st.Result.BestEpoch == 0 || es.DevAcc > st.Result.BestDevAcc
+		if improved {
+			es.Best = true
+			st.Result.BestEpoch, st.Result.BestDevAcc = epoch, es.DevAcc
+			st.BadEpoch = 0
+			m.Training = trainingRecord(opt, obj, st.Result)
+			if err := m.Save(opt.Out); err != nil {
+				return nil, err
+			}
+		} else {
+			st.BadEpoch++
+		}
+		st.Result.Epochs = append(st.Result.Epochs, es)
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "epoch %d: loss %.4f train acc %.4f dev acc %.4f (%.1fs)%s\n",
+				epoch, es.TrainLoss, es.TrainAcc, es.DevAcc, es.Seconds, map[bool]string{true: " *best*"}[es.Best])
+		}
+		if logw != nil {
+			line, _ := json.Marshal(es)
+			fmt.Fprintf(logw, "%s\n", line)
+		}
+		st.Epoch = epoch
+		if opt.Patience > 0 && st.BadEpoch >= opt.Patience {
+			st.Result.StoppedEarly = true
+			break
+		}
+		if epoch < opt.Epochs {
+			if err := save(ckpt, m, opz, st); err != nil {
+				return nil, err
+			}
+		}
+	}
+	os.RemoveAll(ckpt)
+	return &st.Result, nil
+}
+
+func badTerms(terms map[string]float32) string {
+	var names []string
+	for k, v := range terms {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			names = append(names, fmt.Sprintf("term %s = %v", k, v))
+		}
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return "no single term is non-finite"
+	}
+	return fmt.Sprint(names)
+}
+
+func trainingRecord(opt Options, obj Objective, r Result) map[string]any {
+	rec := map[string]any{"objective": obj.Name(), "epochs": opt.Epochs, "batch": opt.BatchSize,
+		"optimizer": opt.Optimizer, "lr": opt.LR, "seed": opt.Seed, "best_epoch": r.BestEpoch, "best_dev_acc": r.BestDevAcc}
+	for k, v := range opt.Info {
+		rec[k] = v
+	}
+	return rec
+}
+
+// Accuracy is the share of examples the model classifies correctly.
+func Accuracy(net *nn.Classifier, ex []Example) float64 {
+	pred := Predict(net, ex)
+	correct := 0
+	for i, e := range ex {
+		if pred[i] == e.Label {
+			correct++
+		}
+	}
+	return float64(correct) / float64(max(len(ex), 1))
+}
+
+// Predict returns the predicted class of each example.
+func Predict(net *nn.Classifier, ex []Example) []int {
+	seqs := make([][]int32, len(ex))
+	for i, e := range ex {
+		seqs[i] = e.IDs
+	}
+	probs := net.Predict(seqs)
+	out := make([]int, len(ex))
+	for i, p := range probs {
+		out[i] = nn.Argmax(p)
+	}
+	return out
+}
+
+const optimPrefix = "optimizer/"
+
+func save(dir string, m *model.Model, opz optim.Optimizer, st state) error {
+	st.Meta = m.Meta
+	st.Meta.Net = m.Net.Cfg
+	cfg, err := json.Marshal(st)
+	if err != nil {
+		return err
+	}
+	ts := m.Net.Tensors()
+	for k, v := range opz.State() {
+		ts[optimPrefix+k] = v
+	}
+	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: m.Vocab.Words(), Tensors: ts})
+}
+
+// restore loads a checkpoint if one exists; ok reports whether it did.
+func restore(dir string, m *model.Model, params []*ag.Param, opz optim.Optimizer, st *state) (ok bool, err error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	b, err := checkpoint.Load(dir)
+	if err != nil {
+		return false, fmt.Errorf("cannot resume: %w", err)
+	}
+	var saved state
+	if err := json.Unmarshal(b.Config, &saved); err != nil {
+		return false, fmt.Errorf("cannot resume: %s: %w", dir, err)
+	}
+	if saved.Seed != st.Seed {
+		return false, fmt.Errorf("cannot resume: %s was trained with seed %d, this run has seed %d", dir, saved.Seed, st.Seed)
+	}
+	a, _ := json.Marshal(saved.Meta.Net)
+	c, _ := json.Marshal(m.Net.Cfg)
+	if string(a) != string(c) || len(b.Vocab) != m.Vocab.Len() {
+		return false, fmt.Errorf("cannot resume: %s holds a different model configuration or vocabulary; remove it to start afresh", dir)
+	}
+	net, opt := map[string]*tensor.Tensor{}, map[string]*tensor.Tensor{}
+	for k, v := range b.Tensors {
+		if len(k) > len(optimPrefix) && k[:len(optimPrefix)] == optimPrefix {
+			opt[k[len(optimPrefix):]] = v
+		} else {
+			net[k] = v
+		}
+	}
+	if err := m.Net.LoadTensors(net); err != nil {
+		return false, fmt.Errorf("cannot resume: %s: %w", dir, err)
+	}
+	if err := optim.MatchState(opt, params); err != nil {
+		return false, fmt.Errorf("cannot resume: %s: %w", dir, err)
+	}
+	if err := opz.LoadState(opt); err != nil {
+		return false, fmt.Errorf("cannot resume: %s: %w", dir, err)
+	}
+	*st = saved
+	return true, nil
+}
