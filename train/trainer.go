@@ -98,11 +98,11 @@ type Result struct {
 
 // state is what a checkpoint stores besides tensors.
 type state struct {
-	Epoch    int          `json:"epoch"` // epochs completed
-	Seed     int64        `json:"seed"`
-	Result   Result       `json:"result"`
-	BadEpoch int          `json:"bad_epochs"`
-	Meta     model.Meta   `json:"meta"`
+	Epoch    int        `json:"epoch"` // epochs completed
+	Seed     int64      `json:"seed"`
+	Result   Result     `json:"result"`
+	BadEpoch int        `json:"bad_epochs"`
+	Meta     model.Meta `json:"meta"`
 }
 
 // Run trains m with obj on the training examples, selecting on dev.
