@@ -25,7 +25,8 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 	f := weight.Shape()[1] / width
 	lo := l - width + 1
 	wf := width * f
-	y := make([]float32, b*l*wf)
+	y := tensor.GetScratch(b * l * wf)
+	defer tensor.PutScratch(y)
 	tensor.Gemm(false, false, b*l, wf, d, 1, x.Data(), d, weight.Data(), wf, 0, y, wf)
 	out := tensor.New(b, lo, f)
 	var B []float32
@@ -50,7 +51,8 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 	})
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
-		dy := make([]float32, b*l*wf)
+		dy := tensor.GetScratch(b * l * wf)
+		defer tensor.PutScratch(dy)
 		// Row s of Y fed output t = s-j through block j.
 		tensor.ParallelFor(b*l, wf, func(s, e int) {
 			for r := s; r < e; r++ {
@@ -58,6 +60,7 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 				for j := 0; j < width; j++ {
 					ti := si - j
 					if ti < 0 || ti >= lo {
+						clear(dy[r*wf+j*f : r*wf+(j+1)*f])
 						continue
 					}
 					copy(dy[r*wf+j*f:r*wf+(j+1)*f], G[(bi*lo+ti)*f:(bi*lo+ti+1)*f])

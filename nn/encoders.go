@@ -24,12 +24,14 @@ func NewCNN(in, filters int, widths []int, rng *rand.Rand) *CNN {
 	return c
 }
 
-// Encode returns the ReLU feature maps of the first width as token
-// representations and the pooled features [B, widths·F] as the sentence.
+// Encode returns the feature maps of the first width (before the ReLU) as
+// token representations and the pooled features [B, widths·F] as the
+// sentence. ReLU is monotone, so it is applied after max pooling: the same
+// values and gradients for a fraction of the work.
 func (c *CNN) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
 	pooled := make([]*ag.Var, len(c.Convs))
 	for i, conv := range c.Convs {
-		h := t.ReLU(conv.Forward(t, x))
+		h := conv.Forward(t, x)
 		if i == 0 {
 			tokens = h
 		}
@@ -38,7 +40,7 @@ func (c *CNN) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag
 		for b, n := range lengths {
 			valid[b] = n - conv.Width + 1
 		}
-		pooled[i] = t.MaxOverTime(h, valid)
+		pooled[i] = t.ReLU(t.MaxOverTime(h, valid))
 	}
 	if len(pooled) == 1 {
 		return tokens, pooled[0]

@@ -140,3 +140,17 @@ func BenchmarkGemm(b *testing.B) {
 		}
 	}
 }
+
+func TestScratchReuse(t *testing.T) {
+	for _, n := range []int{1, 3, 1000, 1 << 20} {
+		b := GetScratch(n)
+		if len(b) != n {
+			t.Fatalf("len %d, want %d", len(b), n)
+		}
+		PutScratch(b)
+	}
+	PutScratch(make([]float32, 3)) // not from the pool: ignored
+	if b := GetScratch(3); len(b) != 3 {
+		t.Fatal("bad length")
+	}
+}
