@@ -5,12 +5,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
@@ -101,7 +106,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&opt.LogPath, "log", "", "append per-epoch metrics as JSON lines to this file (default OUT.log.jsonl)")
 	fs.BoolVar(&quiet, "quiet", false, "no progress bar")
 	fs.BoolVar(&asJSON, "json", false, "print the final test evaluation as one JSON object")
+	var dfl defenseFlags
+	dfl.register(fs)
 	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := dfl.check(fs); err != nil {
 		return err
 	}
 	if opt.Out == "" {
@@ -170,8 +180,16 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if nf.embeddings != "" {
 		opt.Info["embeddings"] = nf.embeddings
 	}
+	obj, err := dfl.objective(m, df.dir, stderr)
+	if err != nil {
+		return err
+	}
+	opt.Info["defense"] = obj.Name()
+	if in, ok := obj.(interface{ Info() map[string]any }); ok {
+		opt.Info[obj.Name()] = in.Info()
+	}
 	trainEx, devEx := train.Encode(m, ds.Train), train.Encode(m, ds.Dev)
-	res, err := train.Run(m, train.Standard{}, trainEx, devEx, opt)
+	res, err := train.Run(m, obj, trainEx, devEx, opt)
 	if err != nil {
 		return err
 	}
@@ -235,4 +253,117 @@ func printReport(w io.Writer, rep metrics.Report, asJSON bool, extra map[string]
 	}
 	enc := json.NewEncoder(w)
 	return enc.Encode(obj)
+}
+
+// defenseFlags choose the training objective of `train`.
+type defenseFlags struct {
+	name, synonyms, norm string
+	beta, alpha, tau     float64
+	k                    int
+	squared, ceUpdates   bool
+}
+
+func (d *defenseFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&d.name, "defense", "standard", "training objective: standard, ftml or cml")
+	fs.StringVar(&d.synonyms, "synonyms", "", "ftml/cml: synonym neighbour table (JSON word -> [neighbours]; default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
+	fs.Float64Var(&d.beta, "ftml-beta", 1, "ftml/cml: weight β of the metric term")
+	fs.Float64Var(&d.alpha, "ftml-alpha", 0, "ftml/cml: margin α (0 = 0.7·α0, α0 the mean word distance of the initial table)")
+	fs.IntVar(&d.k, "ftml-k", 8, "ftml/cml: synonyms per word and negatives per batch")
+	fs.StringVar(&d.norm, "ftml-norm", "2", "ftml/cml: distance norm p: 1, 2 or inf")
+	fs.BoolVar(&d.squared, "ftml-squared", false, "ftml/cml: squared Euclidean distance in the loss (p = 2; the spec uses the plain norm)")
+	fs.BoolVar(&d.ceUpdates, "ftml-ce-updates-embedding", false, "ftml/cml: let cross-entropy train the embedding table too (spec: it does not)")
+	fs.Float64Var(&d.tau, "cml-tau", 20, "cml: temperature τ")
+}
+
+// check rejects defense flags given with a defense that does not use them.
+func (d *defenseFlags) check(fs *flag.FlagSet) error {
+	switch d.name {
+	case "standard", "ftml", "cml":
+	default:
+		return usageError{fmt.Errorf("--defense %q: valid are standard, ftml, cml", d.name)}
+	}
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		shared := f.Name == "synonyms" || strings.HasPrefix(f.Name, "ftml-")
+		switch {
+		case err != nil:
+		case shared && d.name == "standard":
+			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
+		case f.Name == "cml-tau" && d.name != "cml":
+			err = usageError{fmt.Errorf("--cml-tau needs --defense cml")}
+		}
+	})
+	return err
+}
+
+func parseNorm(s string) (float64, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "1":
+		return 1, nil
+	case "2":
+		return 2, nil
+	case "inf", "infinity", "max":
+		return math.Inf(1), nil
+	}
+	return 0, usageError{fmt.Errorf("--ftml-norm %q: want 1, 2 or inf", s)}
+}
+
+func defaultSynonyms(dataDir string) string {
+	return filepath.Join(dataDir, "counterfitted-neighbors-jia2019", "counterfitted_neighbors.json")
+}
+
+// loadSynonyms reads the neighbour table and restricts it to vocab.
+func loadSynonyms(path, dataDir string, vocab *text.Vocab, k int) (*defense.SynonymTable, string, error) {
+	if path == "" {
+		path = defaultSynonyms(dataDir)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return nil, path, fmt.Errorf("synonym table %s: %v (give one with --synonyms PATH, or --data DIR holding counterfitted-neighbors-jia2019/)", path, err)
+	}
+	n, err := lexicon.LoadNeighbors(path)
+	if err != nil {
+		return nil, path, err
+	}
+	return defense.NewSynonymTable(n, vocab, k), path, nil
+}
+
+// objective builds the chosen training objective for m.
+func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Writer) (train.Objective, error) {
+	if d.name == "standard" {
+		return train.Standard{}, nil
+	}
+	p, err := parseNorm(d.norm)
+	if err != nil {
+		return nil, err
+	}
+	if d.k < 1 {
+		return nil, usageError{fmt.Errorf("--ftml-k %d must be positive", d.k)}
+	}
+	syn, path, err := loadSynonyms(d.synonyms, dataDir, m.Vocab, d.k)
+	if err != nil {
+		return nil, err
+	}
+	with, total := syn.Coverage()
+	fmt.Fprintf(stderr, "synonyms: %d of %d vocabulary words (%.1f%%) have synonyms in %s\n",
+		with, total, 100*float64(with)/float64(max(total, 1)), path)
+	cfg := defense.DefaultConfig(syn)
+	cfg.K, cfg.P, cfg.Squared, cfg.Alpha, cfg.Beta, cfg.CEUpdatesEmbedding = d.k, p, d.squared, d.alpha, d.beta, d.ceUpdates
+	if err := cfg.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	cfg.InitAlpha(m.Net.Emb.W.Value)
+	if cfg.Alpha0 > 0 {
+		fmt.Fprintf(stderr, "%s: alpha0 = %.4f (mean word distance of the initial table), alpha = 0.7·alpha0 = %.4f; beta %g, k %d, norm %s\n",
+			d.name, cfg.Alpha0, cfg.Alpha, cfg.Beta, cfg.K, d.norm)
+	} else {
+		fmt.Fprintf(stderr, "%s: alpha = %.4f (given); beta %g, k %d, norm %s\n", d.name, cfg.Alpha, cfg.Beta, cfg.K, d.norm)
+	}
+	if d.name == "cml" {
+		c, err := defense.NewCML(cfg, d.tau)
+		if err != nil {
+			return nil, usageError{err}
+		}
+		return c, nil
+	}
+	return defense.NewFTML(cfg)
 }

@@ -1,0 +1,403 @@
+package attack
+
+import (
+	"errors"
+	"fmt"
+	"math/rand"
+	"time"
+	"unsafe"
+
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/text"
+)
+
+// Victim is the model under attack: class probabilities for each id
+// sequence. (*nn.Classifier) satisfies it. Predict may be called from
+// several goroutines at once.
+type Victim interface {
+	Predict(seqs [][]int32) [][]float32
+}
+
+// Target is a victim together with the text pipeline it reads with.
+type Target struct {
+	Victim Victim
+	Vocab  *text.Vocab
+	Tok    text.Tokenizer
+	MaxLen int // ids beyond MaxLen are not fed to the model; <= 0 = no limit
+}
+
+// FromModel makes a Target of a loaded model.
+func FromModel(m *model.Model) Target {
+	return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, MaxLen: m.MaxLen}
+}
+
+// Attack is a goal, a transformation, constraints and a search method.
+type Attack struct {
+	Goal           Goal
+	Transformation Transformation
+	Pre            []PreConstraint
+	Post           []PostConstraint
+	Search         Search
+	// QueryBudget stops an example once it has made this many queries (the
+	// result is then Failed unless the goal was already reached); 0 = none.
+	QueryBudget int
+}
+
+// ResultType is TextAttack's result class name.
+type ResultType string
+
+// Result types, spelled as TextAttack's CSV logger writes them.
+const (
+	Successful ResultType = "Successful"
+	Failed     ResultType = "Failed"
+	Skipped    ResultType = "Skipped"
+)
+
+// Example is one labelled text to attack; Index identifies it in the run
+// (its position in the split) and seeds its random numbers.
+type Example struct {
+	Index int
+	Text  string
+	Label int
+}
+
+// Result is the outcome of attacking one example.
+type Result struct {
+	Index           int
+	OriginalText    string
+	PerturbedText   string
+	OriginalOutput  int // predicted class of the original text
+	PerturbedOutput int // predicted class of the perturbed text
+	GroundTruth     int
+	NumQueries      int
+	Type            ResultType
+	Seconds         float64
+	NumWords        int // tokens of the original text
+	NumPerturbed    int // tokens substituted
+	// Note says why an example was skipped or failed early (not in the CSV).
+	Note string
+}
+
+// PerturbedPct is the share of words changed, in percent.
+func (r Result) PerturbedPct() float64 {
+	if r.NumWords == 0 {
+		return 0
+	}
+	return 100 * float64(r.NumPerturbed) / float64(r.NumWords)
+}
+
+// errBudget is returned by State.Query once the query budget is spent.
+var errBudget = errors.New("query budget exhausted")
+
+// Validate reports a missing part.
+func (a *Attack) Validate() error {
+	switch {
+	case a.Goal == nil:
+		return errors.New("attack: no goal function")
+	case a.Transformation == nil:
+		return errors.New("attack: no transformation")
+	case a.Search == nil:
+		return errors.New("attack: no search method")
+	}
+	return nil
+}
+
+// seedFor mixes the run seed and an example index (SplitMix64 finaliser) so
+// that every example has its own independent, reproducible stream.
+func seedFor(seed int64, index int) int64 {
+	z := uint64(seed)*0x9E3779B97F4A7C15 + uint64(index) + 0x632BE59BD9B4E019
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return int64((z ^ (z >> 31)) & (1<<63 - 1))
+}
+
+// Run attacks one example. The random numbers come from (seed, ex.Index).
+func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
+	if err := a.Validate(); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	toks := t.Tok.Tokenize(ex.Text)
+	words := text.Texts(toks)
+	n := len(words)
+	if t.MaxLen > 0 && n > t.MaxLen {
+		n = t.MaxLen
+	}
+	orig := t.Vocab.Encode(words[:n], 0)
+	s := &State{
+		Target: t, attack: a, Words: words, Orig: orig, NumWords: len(words), Label: ex.Label,
+		Rng: rand.New(rand.NewSource(seedFor(seed, ex.Index))), cache: map[string]Scored{},
+	}
+	res := Result{Index: ex.Index, OriginalText: ex.Text, PerturbedText: ex.Text, GroundTruth: ex.Label, NumWords: len(words)}
+	finish := func() (Result, error) {
+		res.NumQueries = s.Queries
+		res.Seconds = time.Since(start).Seconds()
+		return res, nil
+	}
+	o, err := s.Query([][]int32{orig})
+	if err != nil {
+		res.Type, res.Note = Failed, err.Error()
+		return finish()
+	}
+	s.Initial = o[0]
+	res.OriginalOutput, res.PerturbedOutput = o[0].Pred, o[0].Pred
+	if o[0].Pred != ex.Label {
+		res.Type, res.Note = Skipped, "misclassified before the attack"
+		return finish()
+	}
+	if a.Goal.Achieved(o[0].Probs, ex.Label) {
+		res.Type, res.Note = Skipped, "goal already reached"
+		return finish()
+	}
+	s.buildCandidates()
+	attackable := 0
+	for i := range s.Cands {
+		if len(s.Cands[i]) > 0 {
+			attackable++
+		}
+	}
+	if attackable == 0 {
+		// The model is right and stays right: a failed attack, not a skip,
+		// so accuracy under attack counts it as correct.
+		res.Type, res.Note = Failed, "no word has an allowed substitute"
+		return finish()
+	}
+	best := a.Search.Search(s)
+	if best.Seq == nil {
+		best = s.Initial
+	}
+	res.PerturbedOutput = best.Pred
+	res.NumPerturbed = s.Modified(best.Seq)
+	if best.Achieved {
+		res.Type = Successful
+		replace := map[int]string{}
+		for i, id := range best.Seq {
+			if id != orig[i] {
+				replace[i] = t.Vocab.Word(id)
+			}
+		}
+		res.PerturbedText = text.Detokenize(ex.Text, toks, replace)
+	} else {
+		// A failed attack reports the original text and prediction.
+		res.Type, res.NumPerturbed, res.PerturbedOutput = Failed, 0, s.Initial.Pred
+		if s.exhausted {
+			res.Note = errBudget.Error()
+		}
+	}
+	return finish()
+}
+
+// Scored is a candidate id sequence with the model's view of it.
+type Scored struct {
+	Seq      []int32
+	Probs    []float32
+	Pred     int
+	Score    float64 // the goal's score: higher is closer to success
+	Achieved bool    // goal reached and every final constraint holds
+}
+
+// State is one example under attack, shared by the search methods.
+type State struct {
+	Target   Target
+	attack   *Attack
+	Words    []string // all tokens of the original text
+	Orig     []int32  // ids the model sees (the first MaxLen words)
+	NumWords int      // len(Words): the denominator of modification rates
+	Label    int      // ground truth
+	Initial  Scored   // the original text's outputs
+	// Cands[i] are the ids of the allowed substitutes of word i (from the
+	// transformation, restricted to the vocabulary and to positions the
+	// static pre-constraints allow).
+	Cands     [][]int32
+	Rng       *rand.Rand
+	Queries   int
+	cache     map[string]Scored
+	exhausted bool
+}
+
+// key is a sequence's bytes as a map key.
+func key(seq []int32) string {
+	if len(seq) == 0 {
+		return ""
+	}
+	return string(unsafe.Slice((*byte)(unsafe.Pointer(&seq[0])), len(seq)*4))
+}
+
+// Exhausted reports whether the query budget is spent.
+func (s *State) Exhausted() bool { return s.exhausted }
+
+// Query scores sequences with one Predict call for those not cached. Each
+// distinct uncached sequence is one query. When the budget would be
+// exceeded, the sequences that fit are scored, the rest are returned with
+// nil Probs, and the error is errBudget.
+func (s *State) Query(seqs [][]int32) ([]Scored, error) {
+	out := make([]Scored, len(seqs))
+	var todo [][]int32
+	pending := map[string]bool{}
+	for _, q := range seqs {
+		k := key(q)
+		if _, ok := s.cache[k]; ok || pending[k] {
+			continue
+		}
+		pending[k] = true
+		todo = append(todo, q)
+	}
+	var err error
+	if b := s.attack.QueryBudget; b > 0 && s.Queries+len(todo) > b {
+		todo = todo[:max(b-s.Queries, 0)]
+		err, s.exhausted = errBudget, true
+	}
+	if len(todo) > 0 {
+		probs := s.Target.Victim.Predict(todo)
+		s.Queries += len(todo)
+		for j, q := range todo {
+			sc := s.score(q, probs[j])
+			s.cache[key(q)] = sc
+		}
+	}
+	for i, q := range seqs {
+		if out[i].Seq == nil {
+			if r, ok := s.cache[key(q)]; ok {
+				out[i] = r
+			} else {
+				out[i] = Scored{Seq: q, Score: -1e9}
+			}
+		}
+	}
+	return out, err
+}
+
+func (s *State) score(seq []int32, p []float32) Scored {
+	g := s.attack.Goal
+	pred := argmax(p)
+	sc := Scored{Seq: seq, Probs: p, Pred: pred, Score: g.Score(p, s.Label)}
+	sc.Achieved = g.Achieved(p, s.Label) && s.finalOK(seq)
+	return sc
+}
+
+func argmax(p []float32) int {
+	b := 0
+	for i, v := range p {
+		if v > p[b] {
+			b = i
+		}
+	}
+	return b
+}
+
+// finalOK checks the constraints that also bound the final result (the
+// maximum modification rate).
+func (s *State) finalOK(seq []int32) bool {
+	for _, c := range s.attack.Pre {
+		if f, ok := c.(FinalConstraint); ok && !f.Final(s, seq) {
+			return false
+		}
+	}
+	return true
+}
+
+// Modified counts the positions where seq differs from the original.
+func (s *State) Modified(seq []int32) int {
+	n := 0
+	for i, id := range seq {
+		if id != s.Orig[i] {
+			n++
+		}
+	}
+	return n
+}
+
+// buildCandidates asks the transformation for every word's substitutes and
+// keeps the in-vocabulary ones at positions the constraints allow on the
+// original text.
+func (s *State) buildCandidates() {
+	s.Cands = make([][]int32, len(s.Orig))
+	v := s.Target.Vocab
+	for i := range s.Orig {
+		if !s.allowed(s.Orig, i) {
+			continue
+		}
+		seen := map[int32]bool{s.Orig[i]: true, text.PadID: true, text.UnkID: true}
+		for _, w := range s.attack.Transformation.Substitutes(s.Words, i) {
+			id := v.ID(w)
+			if !seen[id] {
+				seen[id] = true
+				s.Cands[i] = append(s.Cands[i], id)
+			}
+		}
+	}
+}
+
+// allowed applies the pre-transformation constraints to position i of seq.
+func (s *State) allowed(seq []int32, i int) bool {
+	for _, c := range s.attack.Pre {
+		if !c.Allow(s, seq, i) {
+			return false
+		}
+	}
+	return true
+}
+
+// Substitutes returns the sequences obtained by replacing position i of cur
+// with each allowed substitute (nil when the position may not change), after
+// the post-transformation constraints.
+func (s *State) Substitutes(cur []int32, i int) [][]int32 {
+	if len(s.Cands[i]) == 0 || !s.allowed(cur, i) {
+		return nil
+	}
+	var out [][]int32
+	for _, id := range s.Cands[i] {
+		if id == cur[i] {
+			continue
+		}
+		next := append([]int32(nil), cur...)
+		next[i] = id
+		if s.postOK(cur, next, i) {
+			out = append(out, next)
+		}
+	}
+	return out
+}
+
+// Allowed reports whether position i of cur may be changed now.
+func (s *State) Allowed(cur []int32, i int) bool {
+	return len(s.Cands[i]) > 0 && s.allowed(cur, i)
+}
+
+// WordsOf maps a sequence back to words (all tokens, including those past
+// MaxLen, which never change).
+func (s *State) WordsOf(seq []int32) []string {
+	w := append([]string(nil), s.Words...)
+	for i, id := range seq {
+		if id != s.Orig[i] {
+			w[i] = s.Target.Vocab.Word(id)
+		}
+	}
+	return w
+}
+
+func (s *State) postOK(prev, next []int32, i int) bool {
+	if len(s.attack.Post) == 0 {
+		return true
+	}
+	pw, nw := s.WordsOf(prev), s.WordsOf(next)
+	for _, c := range s.attack.Post {
+		if !c.Check(s.Words, pw, nw, i) {
+			return false
+		}
+	}
+	return true
+}
+
+// describe names the parts of an attack, for logs.
+func (a *Attack) describe() string {
+	var pre, post []string
+	for _, c := range a.Pre {
+		pre = append(pre, c.Name())
+	}
+	for _, c := range a.Post {
+		post = append(post, c.Name())
+	}
+	return fmt.Sprintf("goal=%s transformation=%s pre=%v post=%v search=%s budget=%d",
+		a.Goal.Name(), a.Transformation.Name(), pre, post, a.Search.Name(), a.QueryBudget)
+}

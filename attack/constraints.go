@@ -1,0 +1,231 @@
+package attack
+
+import (
+	"fmt"
+	"math"
+	"unicode/utf8"
+
+	"github.com/textarmor/textarmor/lexicon"
+)
+
+// PreConstraint decides whether position i of the current sequence cur may
+// be modified (TextAttack's pre-transformation constraints).
+type PreConstraint interface {
+	Name() string
+	Allow(s *State, cur []int32, i int) bool
+}
+
+// FinalConstraint is a PreConstraint that also bounds the final result: a
+// candidate that violates it never counts as successful (for searches such
+// as GA and PSO whose crossover can combine modifications).
+type FinalConstraint interface {
+	Final(s *State, seq []int32) bool
+}
+
+// StopWords forbids modifying stop words.
+type StopWords struct {
+	Set  lexicon.StopSet
+	Desc string // e.g. "textfooler-266"
+}
+
+// Name implements PreConstraint.
+func (c StopWords) Name() string { return "stopwords(" + c.Desc + ")" }
+
+// Allow implements PreConstraint.
+func (c StopWords) Allow(s *State, _ []int32, i int) bool { return !c.Set.Has(s.Words[i]) }
+
+// NoRepeat forbids modifying a position twice.
+type NoRepeat struct{}
+
+// Name implements PreConstraint.
+func (NoRepeat) Name() string { return "repeat-modification" }
+
+// Allow implements PreConstraint.
+func (NoRepeat) Allow(s *State, cur []int32, i int) bool { return cur[i] == s.Orig[i] }
+
+// MaxModificationRate allows at most max(floor(Rate·n), MinWords) modified
+// words, n being the number of words of the original text. FTML's ε = 0.25
+// is Rate 0.25, MinWords 0 (R(x,x') ≤ ε); TextAttack's constraint rounds up
+// with a minimum of one word, which is Ceil true, MinWords 1.
+type MaxModificationRate struct {
+	Rate     float64
+	MinWords int
+	Ceil     bool
+}
+
+// Name implements PreConstraint.
+func (c MaxModificationRate) Name() string { return fmt.Sprintf("max-modification-rate(%g)", c.Rate) }
+
+func (c MaxModificationRate) limit(n int) int {
+	x := c.Rate * float64(n)
+	var l int
+	if c.Ceil {
+		l = int(math.Ceil(x - 1e-9))
+	} else {
+		l = int(math.Floor(x + 1e-9))
+	}
+	return max(l, c.MinWords)
+}
+
+// Allow implements PreConstraint: changing an already modified position
+// does not raise the count.
+func (c MaxModificationRate) Allow(s *State, cur []int32, i int) bool {
+	if cur[i] != s.Orig[i] {
+		return true
+	}
+	return s.Modified(cur)+1 <= c.limit(s.NumWords)
+}
+
+// Final implements FinalConstraint.
+func (c MaxModificationRate) Final(s *State, seq []int32) bool {
+	return s.Modified(seq) <= c.limit(s.NumWords)
+}
+
+// MinWordLength forbids modifying words shorter than Min characters.
+type MinWordLength struct{ Min int }
+
+// Name implements PreConstraint.
+func (c MinWordLength) Name() string { return fmt.Sprintf("min-word-length(%d)", c.Min) }
+
+// Allow implements PreConstraint.
+func (c MinWordLength) Allow(s *State, _ []int32, i int) bool {
+	return utf8.RuneCountInString(s.Words[i]) >= c.Min
+}
+
+// Protected forbids modifying the listed words (e.g. named entities).
+type Protected struct{ Words map[string]bool }
+
+// Name implements PreConstraint.
+func (Protected) Name() string { return "protected-words" }
+
+// Allow implements PreConstraint.
+func (c Protected) Allow(s *State, _ []int32, i int) bool { return !c.Words[s.Words[i]] }
+
+// PostConstraint filters a transformed text: orig is the original text,
+// prev the text before the substitution at position i and next after it
+// (all as word lists of the same length).
+type PostConstraint interface {
+	Name() string
+	Check(orig, prev, next []string, i int) bool
+}
+
+// SentenceEncoder measures the similarity of two texts (the Universal
+// Sentence Encoder in TextFooler/BAE/HLA). No implementation ships yet.
+type SentenceEncoder interface {
+	Name() string
+	Similarity(a, b []string) float64
+}
+
+// SentenceSimilarity keeps a substitution when the similarity of Window
+// words around position i (the whole text when Window is 0 or the text is
+// shorter) is at least Threshold, compared with the previous text (or the
+// original when AgainstOriginal).
+type SentenceSimilarity struct {
+	Encoder         SentenceEncoder
+	Threshold       float64
+	Window          int
+	AgainstOriginal bool
+	// SkipShort skips the check for texts shorter than Window (TextFooler).
+	SkipShort bool
+}
+
+// Name implements PostConstraint.
+func (c SentenceSimilarity) Name() string {
+	return fmt.Sprintf("sentence-similarity(%s>=%g,window=%d)", c.Encoder.Name(), c.Threshold, c.Window)
+}
+
+// Check implements PostConstraint.
+func (c SentenceSimilarity) Check(orig, prev, next []string, i int) bool {
+	ref := prev
+	if c.AgainstOriginal {
+		ref = orig
+	}
+	if c.Window > 0 && len(next) < c.Window && c.SkipShort {
+		return true
+	}
+	a, b := window(ref, i, c.Window), window(next, i, c.Window)
+	return c.Encoder.Similarity(a, b) >= c.Threshold
+}
+
+// window returns up to w words centred on i (all words when w <= 0).
+func window(words []string, i, w int) []string {
+	if w <= 0 || len(words) <= w {
+		return words
+	}
+	lo := max(i-w/2, 0)
+	hi := min(lo+w, len(words))
+	lo = max(hi-w, 0)
+	return words[lo:hi]
+}
+
+// Tagger gives part-of-speech tags for a text (one per word).
+type Tagger interface {
+	Name() string
+	Tag(words []string) []string
+}
+
+// PartOfSpeech keeps a substitution whose word has the same tag as the word
+// it replaces (TextFooler: universal tagset, noun/verb swaps allowed when
+// AllowNounVerb).
+type PartOfSpeech struct {
+	Tagger        Tagger
+	AllowNounVerb bool
+}
+
+// Name implements PostConstraint.
+func (c PartOfSpeech) Name() string { return "part-of-speech(" + c.Tagger.Name() + ")" }
+
+// Check implements PostConstraint.
+func (c PartOfSpeech) Check(_, prev, next []string, i int) bool {
+	a, b := c.Tagger.Tag(prev)[i], c.Tagger.Tag(next)[i]
+	if a == b {
+		return true
+	}
+	nv := func(t string) bool { return t == "NOUN" || t == "VERB" }
+	return c.AllowNounVerb && nv(a) && nv(b)
+}
+
+// LanguageModel scores a word in context (log-probability).
+type LanguageModel interface {
+	Name() string
+	LogProb(words []string, i int) float64
+}
+
+// LMFilter keeps a substitution whose log-probability is at most MaxDrop
+// below the original word's.
+type LMFilter struct {
+	LM      LanguageModel
+	MaxDrop float64
+}
+
+// Name implements PostConstraint.
+func (c LMFilter) Name() string { return "language-model(" + c.LM.Name() + ")" }
+
+// Check implements PostConstraint.
+func (c LMFilter) Check(_, prev, next []string, i int) bool {
+	return c.LM.LogProb(prev, i)-c.LM.LogProb(next, i) <= c.MaxDrop
+}
+
+// WordDistance gives the distance of two words in an embedding space.
+type WordDistance interface {
+	Name() string
+	Distance(a, b string) (d float64, ok bool)
+}
+
+// WordEmbeddingDistance keeps a substitution whose distance to the original
+// word is at most Max (words the space lacks are rejected).
+type WordEmbeddingDistance struct {
+	Space WordDistance
+	Max   float64
+}
+
+// Name implements PostConstraint.
+func (c WordEmbeddingDistance) Name() string {
+	return fmt.Sprintf("word-embedding-distance(%s<=%g)", c.Space.Name(), c.Max)
+}
+
+// Check implements PostConstraint.
+func (c WordEmbeddingDistance) Check(orig, _, next []string, i int) bool {
+	d, ok := c.Space.Distance(orig[i], next[i])
+	return ok && d <= c.Max
+}

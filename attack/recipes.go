@@ -1,0 +1,241 @@
+package attack
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/textarmor/textarmor/lexicon"
+)
+
+// Protocols an attack can be run under. "" is the paper's own recipe
+// (TextAttack's, which is what FLAT uses, so "flat" is the same thing).
+const (
+	ProtocolPaper = ""
+	ProtocolFTML  = "ftml"
+	ProtocolFLAT  = "flat"
+)
+
+// Resources are the external parts recipes draw on. Nil members are
+// unavailable; a recipe either works without them and lists a deviation,
+// or fails with an error naming what is missing.
+type Resources struct {
+	// Synonyms are the counter-fitted neighbour sets (Jia et al. 2019:
+	// k = 8, squared distance ≤ 0.5), restricted to the model vocabulary.
+	Synonyms lexicon.Source
+	// WordNet synonyms of any part of speech (PWWS).
+	WordNet lexicon.Source
+	// Encoder is the Universal Sentence Encoder (TextFooler, HLA).
+	Encoder SentenceEncoder
+	// Tagger is a universal-tagset POS tagger (TextFooler).
+	Tagger Tagger
+	// QueryBudget is copied to the attack (0 = none).
+	QueryBudget int
+}
+
+// Configured is a recipe built for one protocol.
+type Configured struct {
+	*Attack
+	Recipe      string
+	Protocol    string
+	Description string
+	// Deviations lists every way this attack differs from the paper or
+	// protocol it names (resources substituted or omitted).
+	Deviations []string
+}
+
+// Recipe is a named attack composition whose defaults are its paper's.
+type Recipe struct {
+	Name    string
+	Aliases []string
+	Summary string
+	build   func(protocol string, r Resources) (*Configured, error)
+}
+
+// Build composes the attack for a protocol.
+func (rc Recipe) Build(protocol string, r Resources) (*Configured, error) {
+	switch protocol {
+	case ProtocolPaper, ProtocolFTML, ProtocolFLAT:
+	default:
+		return nil, fmt.Errorf("attack: unknown protocol %q (valid: ftml, flat, or empty for the paper's recipe)", protocol)
+	}
+	c, err := rc.build(protocol, r)
+	if err != nil {
+		return nil, err
+	}
+	c.Recipe, c.Protocol = rc.Name, protocol
+	c.QueryBudget = r.QueryBudget
+	if c.Description == "" {
+		c.Description = rc.Summary
+	}
+	c.Description += " [" + c.Attack.describe() + "]"
+	return c, nil
+}
+
+// Recipes lists the available recipes, sorted by name.
+func Recipes() []Recipe {
+	rs := []Recipe{
+		{Name: "pwws", Summary: "PWWS (Ren et al. 2019): greedy by softmax(UNK saliency) × best-swap gain", build: buildPWWS},
+		{Name: "textfooler", Summary: "TextFooler (Jin et al. 2020): greedy by deletion importance over counter-fitted neighbours", build: buildTextFooler},
+		{Name: "ga", Aliases: []string{"genetic", "alzantot"}, Summary: "genetic algorithm (Alzantot et al. 2018)", build: buildGA},
+		{Name: "pso", Summary: "particle swarm optimisation (Zang et al. 2020)", build: buildPSO},
+		{Name: "hla", Summary: "hard-label attack (Maheshwary et al. 2021): needs the Universal Sentence Encoder", build: buildHLA},
+	}
+	sort.Slice(rs, func(a, b int) bool { return rs[a].Name < rs[b].Name })
+	return rs
+}
+
+// RecipeNames lists the recipe names, sorted.
+func RecipeNames() []string {
+	var n []string
+	for _, r := range Recipes() {
+		n = append(n, r.Name)
+	}
+	return n
+}
+
+// LookupRecipe finds a recipe by name or alias; the error lists the valid
+// names.
+func LookupRecipe(name string) (Recipe, error) {
+	for _, r := range Recipes() {
+		if r.Name == name {
+			return r, nil
+		}
+		for _, a := range r.Aliases {
+			if a == name {
+				return r, nil
+			}
+		}
+	}
+	return Recipe{}, fmt.Errorf("unknown recipe %q (valid: %s)", name, strings.Join(RecipeNames(), ", "))
+}
+
+func needSynonyms(r Resources, recipe string) error {
+	if r.Synonyms == nil {
+		return fmt.Errorf("recipe %s needs the counter-fitted neighbour sets (--synonyms)", recipe)
+	}
+	return nil
+}
+
+// ftmlCommon are the FTML §9 settings shared by every attack: the synonym
+// table S (k = 8, δ = 0.5, the 21 stop words excluded), ε = 0.25.
+func ftmlCommon(r Resources) (Transformation, []PreConstraint) {
+	return WordSwap{r.Synonyms}, []PreConstraint{
+		StopWords{Set: lexicon.FTML21(), Desc: "ftml-21"},
+		MaxModificationRate{Rate: 0.25},
+	}
+}
+
+const ftmlSampleNote = "FTML's attack sample is NumPy seed 0's permutation of the test set; textarmor draws its own seeded permutation (same size, different examples)"
+
+func buildPWWS(protocol string, r Resources) (*Configured, error) {
+	if protocol == ProtocolFTML {
+		if err := needSynonyms(r, "pwws"); err != nil {
+			return nil, err
+		}
+		tr, pre := ftmlCommon(r)
+		pre = append(pre, NoRepeat{})
+		return &Configured{
+			Attack:      &Attack{Goal: Untargeted{}, Transformation: tr, Pre: pre, Search: Greedy{Order: ByPWWS, ReuseBest: true}},
+			Description: "PWWS under the FTML protocol (§9): synonyms S (k=8, δ=0.5), 21 stop words, best synonym per position fixed by the initial scan, stop at 25% words substituted",
+			Deviations:  []string{ftmlSampleNote},
+		}, nil
+	}
+	if r.WordNet == nil {
+		return nil, fmt.Errorf("recipe pwws needs WordNet (install wordnet-base or set WORDNET_DIR), or use --protocol ftml")
+	}
+	return &Configured{
+		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.WordNet},
+			Pre:    []PreConstraint{NoRepeat{}, StopWords{Set: NLTKStopwords(), Desc: "nltk-english"}},
+			Search: Greedy{Order: ByPWWS}},
+		Description: "PWWS as TextAttack's pwws recipe: WordNet synonyms (single words), NLTK stop words, no repeat modification, greedy by weighted saliency",
+		Deviations:  []string{"candidates are limited to words in the model vocabulary (others would only reach the model as UNK)"},
+	}, nil
+}
+
+func buildTextFooler(protocol string, r Resources) (*Configured, error) {
+	if protocol == ProtocolFTML {
+		return nil, fmt.Errorf("textfooler is not part of the FTML protocol (its attacks are pwws, ga, pso, hla); use --protocol flat")
+	}
+	if err := needSynonyms(r, "textfooler"); err != nil {
+		return nil, err
+	}
+	dev := []string{
+		"substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5, i.e. cosine ≥ 0.75) instead of the 50 nearest neighbours with cosine ≥ 0.5 from the full counter-fitted vectors",
+	}
+	var post []PostConstraint
+	if r.Tagger != nil {
+		post = append(post, PartOfSpeech{Tagger: r.Tagger, AllowNounVerb: true})
+	} else {
+		dev = append(dev, "part-of-speech constraint omitted (no POS tagger available)")
+	}
+	if r.Encoder != nil {
+		post = append(post, SentenceSimilarity{Encoder: r.Encoder, Threshold: 0.840845057, Window: 15, SkipShort: true})
+	} else {
+		dev = append(dev, "USE sentence-similarity constraint (≥ 0.840845057, 15-word window) omitted (no sentence encoder available)")
+	}
+	return &Configured{
+		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.Synonyms},
+			Pre:    []PreConstraint{NoRepeat{}, StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"}},
+			Post:   post,
+			Search: Greedy{Order: ByDelete}},
+		Description: "TextFooler as TextAttack's textfooler recipe: deletion importance, TextFooler stop words, no repeat modification, best-scoring substitute per position",
+		Deviations:  dev,
+	}, nil
+}
+
+func buildGA(protocol string, r Resources) (*Configured, error) {
+	if err := needSynonyms(r, "ga"); err != nil {
+		return nil, err
+	}
+	if protocol == ProtocolFTML {
+		tr, pre := ftmlCommon(r)
+		return &Configured{
+			Attack:      &Attack{Goal: Untargeted{}, Transformation: tr, Pre: pre, Search: Genetic{PopSize: 60, Generations: 40, Temp: 0.3, MaxSynonyms: 10}},
+			Description: "GA under the FTML protocol (§9): population 60, 40 generations, synonyms S, no language model, success only with ≤ 25% words substituted",
+			Deviations:  []string{ftmlSampleNote},
+		}, nil
+	}
+	return &Configured{
+		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.Synonyms},
+			Pre: []PreConstraint{NoRepeat{}, StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"},
+				MaxModificationRate{Rate: 0.2, MinWords: 1, Ceil: true}},
+			Search: Genetic{PopSize: 60, Generations: 20, Temp: 0.3, MaxSynonyms: 10}},
+		Description: "GA as TextAttack's alzantot recipe: 8 nearest counter-fitted neighbours, no repeat, stop words, ≤ 20% words, population 60, 20 generations",
+		Deviations: []string{
+			"Google 1-billion-words language-model filter omitted (no LM available)",
+			"word-embedding distance ≤ 0.5 enforced by the neighbour sets themselves (built with squared distance ≤ 0.5), not re-checked",
+			"stop words: the TextFooler list",
+		},
+	}, nil
+}
+
+func buildPSO(protocol string, r Resources) (*Configured, error) {
+	if err := needSynonyms(r, "pso"); err != nil {
+		return nil, err
+	}
+	pso := PSO{PopSize: 60, Iterations: 40, Omega1: 0.8, Omega2: 0.2, C1: 0.8, C2: 0.2, VMax: 3, MaxSynonyms: 10}
+	if protocol == ProtocolFTML {
+		tr, pre := ftmlCommon(r)
+		return &Configured{
+			Attack:      &Attack{Goal: Untargeted{}, Transformation: tr, Pre: pre, Search: pso},
+			Description: "PSO under the FTML protocol (§9): swarm 60, 40 iterations, synonyms S (not HowNet), success only with ≤ 25% words substituted",
+			Deviations:  []string{ftmlSampleNote},
+		}, nil
+	}
+	pso.Iterations = 20
+	return &Configured{
+		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.Synonyms},
+			Pre:    []PreConstraint{NoRepeat{}, StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"}},
+			Search: pso},
+		Description: "PSO as TextAttack's pso recipe: swarm 60, 20 iterations, no repeat, stop words",
+		Deviations: []string{
+			"substitutes: counter-fitted neighbour sets instead of HowNet sememes (HowNet unavailable)",
+			"stop words: the TextFooler list",
+		},
+	}, nil
+}
+
+func buildHLA(string, Resources) (*Configured, error) {
+	return nil, fmt.Errorf("recipe hla is not implemented yet: it needs the Universal Sentence Encoder; report HLA as \"not reproduced\" (FTML §14 A11)")
+}

@@ -1,0 +1,350 @@
+package attack
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Columns is the CSV header: TextAttack's column names, then ours.
+var Columns = []string{"original_text", "perturbed_text", "original_output", "perturbed_output",
+	"ground_truth_output", "num_queries", "result_type", "index", "seconds", "num_words", "num_perturbed"}
+
+// RunOptions control RunAll.
+type RunOptions struct {
+	Workers int   // examples attacked at once (default 1)
+	Seed    int64 // with the example index, seeds each example
+	// CSV is the per-example results file: one row per finished example,
+	// appended and fsynced, in input order. "" writes none.
+	CSV string
+	// Resume keeps the rows already in CSV and attacks only the examples
+	// whose index is not there. Without Resume an existing CSV is replaced.
+	Resume bool
+	// Progress receives a progress line (stderr); nil for none.
+	Progress io.Writer
+	// OnResult is called with each result in input order (after its row is
+	// written).
+	OnResult func(Result)
+}
+
+// Summary aggregates results as TextAttack does.
+type Summary struct {
+	N          int `json:"n"`
+	Successful int `json:"successful"`
+	Failed     int `json:"failed"`
+	Skipped    int `json:"skipped"`
+	// OriginalAccuracy = (n − skipped) / n.
+	OriginalAccuracy float64 `json:"original_accuracy"`
+	// AccuracyUnderAttack = failed / n.
+	AccuracyUnderAttack float64 `json:"accuracy_under_attack"`
+	// AttackSuccessRate = successful / (successful + failed).
+	AttackSuccessRate float64 `json:"attack_success_rate"`
+	// AvgPerturbedWordPct is the mean perturbed-word % over successful attacks.
+	AvgPerturbedWordPct float64 `json:"avg_perturbed_word_pct"`
+	// AvgQueries is the mean number of queries over non-skipped examples.
+	AvgQueries float64 `json:"avg_queries"`
+	AvgWords   float64 `json:"avg_num_words"`
+	// Seconds is the summed per-example attack time (resumed rows included);
+	// SecondsPerExample divides it by n.
+	Seconds           float64 `json:"seconds"`
+	SecondsPerExample float64 `json:"seconds_per_example"`
+}
+
+// Summarize computes the summary of a set of results.
+func Summarize(rs []Result) Summary {
+	var s Summary
+	var pct, q, words float64
+	s.N = len(rs)
+	for _, r := range rs {
+		s.Seconds += r.Seconds
+		words += float64(r.NumWords)
+		switch r.Type {
+		case Successful:
+			s.Successful++
+			pct += r.PerturbedPct()
+		case Failed:
+			s.Failed++
+		case Skipped:
+			s.Skipped++
+			continue
+		}
+		q += float64(r.NumQueries)
+	}
+	if s.N > 0 {
+		n := float64(s.N)
+		s.OriginalAccuracy = float64(s.N-s.Skipped) / n
+		s.AccuracyUnderAttack = float64(s.Failed) / n
+		s.AvgWords = words / n
+		s.SecondsPerExample = s.Seconds / n
+	}
+	if a := s.Successful + s.Failed; a > 0 {
+		s.AttackSuccessRate = float64(s.Successful) / float64(a)
+		s.AvgQueries = q / float64(a)
+	}
+	if s.Successful > 0 {
+		s.AvgPerturbedWordPct = pct / float64(s.Successful)
+	}
+	return s
+}
+
+func (r Result) row() []string {
+	return []string{r.OriginalText, r.PerturbedText, strconv.Itoa(r.OriginalOutput), strconv.Itoa(r.PerturbedOutput),
+		strconv.Itoa(r.GroundTruth), strconv.Itoa(r.NumQueries), string(r.Type), strconv.Itoa(r.Index),
+		strconv.FormatFloat(r.Seconds, 'f', 4, 64), strconv.Itoa(r.NumWords), strconv.Itoa(r.NumPerturbed)}
+}
+
+func parseRow(rec []string) (Result, error) {
+	if len(rec) != len(Columns) {
+		return Result{}, fmt.Errorf("%d fields, want %d", len(rec), len(Columns))
+	}
+	var r Result
+	var err error
+	ints := []*int{&r.OriginalOutput, &r.PerturbedOutput, &r.GroundTruth, &r.NumQueries}
+	for k, p := range ints {
+		if *p, err = strconv.Atoi(rec[2+k]); err != nil {
+			return r, fmt.Errorf("%s: %w", Columns[2+k], err)
+		}
+	}
+	r.OriginalText, r.PerturbedText, r.Type = rec[0], rec[1], ResultType(rec[6])
+	switch r.Type {
+	case Successful, Failed, Skipped:
+	default:
+		return r, fmt.Errorf("result_type %q", rec[6])
+	}
+	for k, p := range []*int{&r.Index, nil, &r.NumWords, &r.NumPerturbed} {
+		if p == nil {
+			continue
+		}
+		if *p, err = strconv.Atoi(rec[7+k]); err != nil {
+			return r, fmt.Errorf("%s: %w", Columns[7+k], err)
+		}
+	}
+	if r.Seconds, err = strconv.ParseFloat(rec[8], 64); err != nil {
+		return r, fmt.Errorf("seconds: %w", err)
+	}
+	return r, nil
+}
+
+// ReadCSV reads a results file written by RunAll. A last row cut short by
+// an interrupted write is dropped and reported through its offset: good is
+// the byte length of the complete rows (header included).
+func ReadCSV(path string) (rs []Result, good int64, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	cr.FieldsPerRecord = -1
+	header, err := cr.Read()
+	if err == io.EOF {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s: header: %w", path, err)
+	}
+	if len(header) != len(Columns) {
+		return nil, 0, fmt.Errorf("%s: not an attack results file (header %v)", path, header)
+	}
+	for i, c := range Columns {
+		if header[i] != c {
+			return nil, 0, fmt.Errorf("%s: not an attack results file (column %d is %q, want %q)", path, i+1, header[i], c)
+		}
+	}
+	good = cr.InputOffset()
+	for {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return rs, good, nil
+		}
+		var r Result
+		if err == nil {
+			r, err = parseRow(rec)
+		}
+		if err != nil {
+			// Only the last row may be damaged (an interrupted append).
+			if _, err2 := cr.Read(); err2 == io.EOF {
+				return rs, good, nil
+			}
+			line, _ := cr.FieldPos(0)
+			return nil, 0, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		rs = append(rs, r)
+		good = cr.InputOffset()
+	}
+}
+
+// csvSink appends rows with an fsync after each.
+type csvSink struct {
+	f *os.File
+	w *csv.Writer
+}
+
+func openSink(path string, resume bool) (*csvSink, []Result, error) {
+	var prev []Result
+	if resume {
+		rs, good, err := ReadCSV(path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			resume = false
+		case err != nil:
+			return nil, nil, err
+		default:
+			prev = rs
+			if good == 0 {
+				resume = false
+			} else if err := os.Truncate(path, good); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if !resume {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o666)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &csvSink{f: f, w: csv.NewWriter(f)}
+	if !resume {
+		if err := s.write(Columns); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+	}
+	return s, prev, nil
+}
+
+func (s *csvSink) write(rec []string) error {
+	if err := s.w.Write(rec); err != nil {
+		return err
+	}
+	s.w.Flush()
+	if err := s.w.Error(); err != nil {
+		return err
+	}
+	return s.f.Sync()
+}
+
+// RunAll attacks examples with opt.Workers workers and returns the results
+// of all examples in input order (rows resumed from opt.CSV included). The
+// results do not depend on the number of workers. Cancelling ctx stops
+// handing out examples; finished ones are kept in the CSV and the error is
+// ctx's.
+func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptions) ([]Result, error) {
+	if err := a.Validate(); err != nil {
+		return nil, err
+	}
+	done := map[int]Result{}
+	var sink *csvSink
+	if opt.CSV != "" {
+		s, prev, err := openSink(opt.CSV, opt.Resume)
+		if err != nil {
+			return nil, err
+		}
+		defer s.f.Close()
+		sink = s
+		for _, r := range prev {
+			done[r.Index] = r
+		}
+	}
+	out := make([]Result, len(ex))
+	var todo []int
+	for k, e := range ex {
+		if r, ok := done[e.Index]; ok {
+			out[k] = r
+		} else {
+			todo = append(todo, k)
+		}
+	}
+	workers := max(opt.Workers, 1)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan int)
+	type item struct {
+		k   int
+		r   Result
+		err error
+	}
+	results := make(chan item)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range jobs {
+				r, err := a.Run(t, ex[k], opt.Seed)
+				results <- item{k, r, err}
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		for _, k := range todo {
+			select {
+			case jobs <- k:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(results) }()
+
+	// Emit in input order: hold results until all earlier ones are in.
+	ready := map[int]Result{}
+	next, nDone, start := 0, 0, time.Now()
+	var firstErr error
+	for it := range results {
+		if it.err != nil {
+			if firstErr == nil {
+				firstErr = it.err
+				cancel()
+			}
+			continue
+		}
+		ready[it.k] = it.r
+		nDone++
+		for next < len(todo) {
+			r, ok := ready[todo[next]]
+			if !ok {
+				break
+			}
+			delete(ready, todo[next])
+			out[todo[next]] = r
+			next++
+			if firstErr != nil {
+				continue
+			}
+			if sink != nil {
+				if err := sink.write(r.row()); err != nil {
+					firstErr = err
+					cancel()
+					continue
+				}
+			}
+			if opt.OnResult != nil {
+				opt.OnResult(r)
+			}
+		}
+		if opt.Progress != nil {
+			fmt.Fprintf(opt.Progress, "\rattacked %d/%d (%.1fs)", len(ex)-len(todo)+nDone, len(ex), time.Since(start).Seconds())
+		}
+	}
+	if opt.Progress != nil && len(todo) > 0 {
+		fmt.Fprintln(opt.Progress)
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := context.Cause(ctx); err != nil && next < len(todo) {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/model"
+)
+
+func runAttack(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("attack", "attack --model DIR --recipe NAME (--dataset NAME | --test FILE) [flags]", stderr)
+	var df dataFlags
+	df.register(fs, false)
+	var path, recipeName, splitName, protocol, synPath, wnDir, out, blasName string
+	var n, budget, workers int
+	var seed int64
+	var asJSON, resume, quiet bool
+	fs.StringVar(&path, "model", "", "model directory written by 'textarmor train' (required)")
+	fs.StringVar(&recipeName, "recipe", "", "attack recipe: "+strings.Join(attack.RecipeNames(), ", ")+" (required)")
+	fs.StringVar(&splitName, "split", "test", "split to attack: train, dev or test")
+	fs.IntVar(&n, "n", 0, "attack this many examples (0 = the whole split); ftml protocol: a seeded random sample, otherwise the first n")
+	fs.Int64Var(&seed, "seed", 0, "random seed (with the example index it seeds each example's attack)")
+	fs.IntVar(&budget, "query-budget", 0, "stop an example after this many model queries (result Failed); 0 = no limit")
+	fs.IntVar(&workers, "workers", runtime.NumCPU(), "examples attacked in parallel (results do not depend on it)")
+	fs.StringVar(&out, "out", "", "per-example results CSV (TextAttack's columns), one fsynced row per example")
+	fs.BoolVar(&resume, "resume", false, "continue the run recorded in --out, skipping the examples it already has")
+	fs.BoolVar(&asJSON, "json", false, "print the summary as one JSON object")
+	fs.BoolVar(&quiet, "quiet", false, "no progress on stderr")
+	fs.StringVar(&protocol, "protocol", "", "evaluation protocol: ftml or flat (default: the paper's own recipe)")
+	fs.StringVar(&synPath, "synonyms", "", "counter-fitted neighbour JSON (default: counterfitted-neighbors-jia2019/counterfitted_neighbors.json under --data)")
+	fs.StringVar(&wnDir, "wordnet", lexicon.DefaultWordNetDir(), "WordNet dict directory (pwws without a protocol, or flat)")
+	fs.StringVar(&blasName, "blas", "", "BLAS backend (default: the build's)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if path == "" {
+		return usageError{fmt.Errorf("--model is required")}
+	}
+	if recipeName == "" {
+		return usageError{fmt.Errorf("--recipe is required (valid: %s)", strings.Join(attack.RecipeNames(), ", "))}
+	}
+	rc, err := attack.LookupRecipe(recipeName)
+	if err != nil {
+		return usageError{err}
+	}
+	switch protocol {
+	case attack.ProtocolPaper, attack.ProtocolFTML, attack.ProtocolFLAT:
+	default:
+		return usageError{fmt.Errorf("--protocol %q: want ftml or flat (or leave it out)", protocol)}
+	}
+	if resume && out == "" {
+		return usageError{fmt.Errorf("--resume needs --out")}
+	}
+	if out != "" && !resume {
+		if _, err := os.Stat(out); err == nil {
+			return usageError{fmt.Errorf("%s exists: use --resume to continue that run, or remove it", out)}
+		}
+	}
+	if n < 0 || budget < 0 || workers < 1 {
+		return usageError{fmt.Errorf("--n and --query-budget must be ≥ 0 and --workers ≥ 1")}
+	}
+	if err := useBLAS(blasName); err != nil {
+		return err
+	}
+	m, err := model.Load(path)
+	if err != nil {
+		return err
+	}
+
+	// Resources: the neighbour sets for everything but WordNet-PWWS.
+	var res attack.Resources
+	res.QueryBudget = budget
+	if rc.Name != "pwws" || protocol == attack.ProtocolFTML {
+		if synPath == "" {
+			synPath = filepath.Join(df.dir, "counterfitted-neighbors-jia2019", "counterfitted_neighbors.json")
+		}
+		nb, err := lexicon.LoadNeighbors(synPath)
+		if err != nil {
+			return fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)
+		}
+		res.Synonyms = nb.Restrict(m.Vocab)
+	} else {
+		wn, err := lexicon.OpenWordNet(wnDir)
+		if err != nil {
+			return fmt.Errorf("pwws needs WordNet: %w (give --wordnet DIR, or use --protocol ftml)", err)
+		}
+		res.WordNet = wn.Source(lexicon.Any)
+	}
+	cfg, err := rc.Build(protocol, res)
+	if err != nil {
+		return usageError{err}
+	}
+
+	ex, dsName, err := attackExamples(&df, m, splitName, stderr)
+	if err != nil {
+		return err
+	}
+	order := make([]int, len(ex))
+	for i := range order {
+		order[i] = i
+	}
+	if protocol == attack.ProtocolFTML {
+		order = rand.New(rand.NewSource(seed)).Perm(len(ex))
+	}
+	if n > 0 && n < len(order) {
+		order = order[:n]
+	}
+	items := make([]attack.Example, len(order))
+	for k, i := range order {
+		items[k] = attack.Example{Index: i, Text: ex[i].Text, Label: ex[i].Label}
+	}
+
+	fmt.Fprintf(stderr, "attack %s (protocol %q): %s\n", cfg.Recipe, protocol, cfg.Description)
+	for _, d := range cfg.Deviations {
+		fmt.Fprintf(stderr, "deviation: %s\n", d)
+	}
+	opt := attack.RunOptions{Workers: workers, Seed: seed, CSV: out, Resume: resume}
+	if !quiet {
+		opt.Progress = stderr
+	}
+	start := time.Now()
+	results, err := attack.RunAll(context.Background(), cfg.Attack, attack.FromModel(m), items, opt)
+	if err != nil {
+		return err
+	}
+	sum := attack.Summarize(results)
+	wall := time.Since(start).Seconds()
+	if asJSON {
+		obj := map[string]any{}
+		b, _ := json.Marshal(sum)
+		if err := json.Unmarshal(b, &obj); err != nil {
+			return err
+		}
+		obj["wall_seconds"] = wall
+		obj["recipe"], obj["protocol"], obj["description"], obj["deviations"] = cfg.Recipe, protocol, cfg.Description, cfg.Deviations
+		obj["model"], obj["dataset"], obj["split"], obj["seed"], obj["out"] = path, dsName, splitName, seed, out
+		if cfg.Deviations == nil {
+			obj["deviations"] = []string{}
+		}
+		return json.NewEncoder(stdout).Encode(obj)
+	}
+	fmt.Fprintf(stdout, "attack %s on %s/%s, model %s, %d examples\n", cfg.Recipe, dsName, splitName, path, sum.N)
+	fmt.Fprintf(stdout, "  successful / failed / skipped: %d / %d / %d\n", sum.Successful, sum.Failed, sum.Skipped)
+	fmt.Fprintf(stdout, "  original accuracy:      %6.2f%%\n", 100*sum.OriginalAccuracy)
+	fmt.Fprintf(stdout, "  accuracy under attack:  %6.2f%%\n", 100*sum.AccuracyUnderAttack)
+	fmt.Fprintf(stdout, "  attack success rate:    %6.2f%%\n", 100*sum.AttackSuccessRate)
+	fmt.Fprintf(stdout, "  avg perturbed words:    %6.2f%%\n", sum.AvgPerturbedWordPct)
+	fmt.Fprintf(stdout, "  avg words per input:    %6.1f\n", sum.AvgWords)
+	fmt.Fprintf(stdout, "  avg queries:            %6.1f\n", sum.AvgQueries)
+	fmt.Fprintf(stdout, "  seconds per example:    %8.3f (wall %.1fs)\n", sum.SecondsPerExample, wall)
+	for _, d := range cfg.Deviations {
+		fmt.Fprintf(stdout, "  deviation: %s\n", d)
+	}
+	return nil
+}
+
+// attackExamples loads the split to attack; a bare --test file is read with
+// the model's own classes.
+func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.Writer) ([]dataset.Example, string, error) {
+	if df.name == "" && df.train == "" && df.test != "" {
+		ex, _, skipped, err := dataset.LoadFile(df.test, dataset.FileOptions{Format: df.format, TextCol: df.textCol,
+			LabelCol: df.labelCl, SkipBad: df.skipBad, Classes: m.Classes})
+		if err != nil {
+			return nil, "", err
+		}
+		if skipped.Count > 0 {
+			fmt.Fprintf(stderr, "%s\n", skipped)
+		}
+		return ex, filepath.Base(df.test), nil
+	}
+	ds, _, err := df.load()
+	if err != nil {
+		return nil, "", err
+	}
+	ex, err := split(ds, splitName)
+	if err != nil {
+		return nil, "", err
+	}
+	return ex, ds.Name, nil
+}

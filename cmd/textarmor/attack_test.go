@@ -1,0 +1,90 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/synth"
+)
+
+// writeSynonyms writes the generated task's synonym groups as a
+// counter-fitted-style neighbour file.
+func writeSynonyms(t *testing.T, path string) {
+	t.Helper()
+	lex := synth.DefaultLexicon()
+	m := map[string][]string{}
+	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
+		for _, g := range groups {
+			for _, w := range g {
+				for _, u := range g {
+					if u != w {
+						m[w] = append(m[w], u)
+					}
+				}
+			}
+		}
+	}
+	b, _ := json.Marshal(m)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAttackEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	tr, te, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "syn.json")
+	writeCSV(t, tr, 300, 1)
+	writeCSV(t, te, 40, 3)
+	writeSynonyms(t, syn)
+	mdir := filepath.Join(dir, "model")
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
+		"--epochs", "3", "--batch", "32", "--lr", "0.01", "--out", mdir, "--quiet"); code != 0 {
+		t.Fatalf("train exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "ga", "--protocol", "ftml",
+		"--synonyms", syn, "--n", "25", "--workers", "2", "--json", "--quiet")
+	if code != 0 {
+		t.Fatalf("attack exit %d: %s", code, stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatalf("attack --json output %q: %v", stdout, err)
+	}
+	for _, k := range []string{"original_accuracy", "accuracy_under_attack", "attack_success_rate", "avg_perturbed_word_pct", "avg_queries", "n", "seconds", "deviations"} {
+		if _, ok := rep[k]; !ok {
+			t.Errorf("--json lacks %q: %v", k, rep)
+		}
+	}
+	if rep["n"].(float64) != 25 || rep["original_accuracy"].(float64) < rep["accuracy_under_attack"].(float64) {
+		t.Errorf("summary %v", rep)
+	}
+
+	// Text output, a results file, and resuming a finished run.
+	out := filepath.Join(dir, "r.csv")
+	args := []string{"attack", "--model", mdir, "--test", te, "--recipe", "pwws", "--protocol", "ftml", "--synonyms", syn, "--n", "10", "--out", out, "--quiet"}
+	code, stdout, stderr = runCmd(t, args...)
+	if code != 0 || !strings.Contains(stdout, "accuracy under attack") {
+		t.Fatalf("attack exit %d: %s%s", code, stdout, stderr)
+	}
+	first, _ := os.ReadFile(out)
+	if lines := strings.Count(string(first), "\n"); lines != 11 {
+		t.Fatalf("results file has %d lines, want header + 10", lines)
+	}
+	if code, _, stderr = runCmd(t, args...); code != 2 || !strings.Contains(stderr, "--resume") {
+		t.Fatalf("existing --out without --resume: exit %d %s", code, stderr)
+	}
+	if code, _, stderr = runCmd(t, append(args, "--resume")...); code != 0 {
+		t.Fatalf("resume exit %d: %s", code, stderr)
+	}
+	if again, _ := os.ReadFile(out); string(again) != string(first) {
+		t.Fatal("resuming a finished run changed the results file")
+	}
+
+	code, _, stderr = runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "nope", "--synonyms", syn)
+	if code != 2 || !strings.Contains(stderr, "pwws") || !strings.Contains(stderr, "textfooler") {
+		t.Fatalf("unknown recipe: exit %d %s", code, stderr)
+	}
+}
