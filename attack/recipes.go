@@ -29,6 +29,9 @@ type Resources struct {
 	Encoder SentenceEncoder
 	// Tagger is a universal-tagset POS tagger (TextFooler).
 	Tagger Tagger
+	// Distance is a word-embedding space (TextFooler: cosine ≥ 0.5 on the
+	// counter-fitted vectors; IGA: the same space).
+	Distance WordDistance
 	// QueryBudget is copied to the attack (0 = none).
 	QueryBudget int
 }
@@ -79,7 +82,8 @@ func Recipes() []Recipe {
 		{Name: "textfooler", Summary: "TextFooler (Jin et al. 2020): greedy by deletion importance over counter-fitted neighbours", build: buildTextFooler},
 		{Name: "ga", Aliases: []string{"genetic", "alzantot"}, Summary: "genetic algorithm (Alzantot et al. 2018)", build: buildGA},
 		{Name: "pso", Summary: "particle swarm optimisation (Zang et al. 2020)", build: buildPSO},
-		{Name: "hla", Summary: "hard-label attack (Maheshwary et al. 2021): needs the Universal Sentence Encoder", build: buildHLA},
+		{Name: "hla", Summary: "hard-label attack (Maheshwary et al. 2021): random init, search-space reduction, genetic optimisation on labels only", build: buildHLA},
+		{Name: "iga", Aliases: []string{"improved-genetic"}, Summary: "improved genetic algorithm (Wang, Jin & He 2019)", build: buildIGA},
 	}
 	sort.Slice(rs, func(a, b int) bool { return rs[a].Name < rs[b].Name })
 	return rs
@@ -164,13 +168,24 @@ func buildTextFooler(protocol string, r Resources) (*Configured, error) {
 		"substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5, i.e. cosine ≥ 0.75) instead of the 50 nearest neighbours with cosine ≥ 0.5 from the full counter-fitted vectors",
 	}
 	var post []PostConstraint
+	if r.Distance != nil {
+		post = append(post, WordEmbeddingDistance{Space: r.Distance, Max: 0.5})
+	} else {
+		dev = append(dev, "word-embedding cosine ≥ 0.5 not re-checked (no --vectors; the neighbour sets already imply cosine ≥ 0.75)")
+	}
 	if r.Tagger != nil {
-		post = append(post, PartOfSpeech{Tagger: r.Tagger, AllowNounVerb: true})
+		post = append(post, posConstraint(r.Tagger, true))
+		if _, ok := post[len(post)-1].(POSAgreement); ok {
+			dev = append(dev, "POS tagger: WordNet lexicon tagger instead of NLTK's perceptron tagger; the substitute must be able to take the original's tag (see attack.POSAgreement)")
+		}
 	} else {
 		dev = append(dev, "part-of-speech constraint omitted (no POS tagger available)")
 	}
 	if r.Encoder != nil {
 		post = append(post, SentenceSimilarity{Encoder: r.Encoder, Threshold: 0.840845057, Window: 15, SkipShort: true})
+		if !isUSE(r.Encoder) {
+			dev = append(dev, useDeviation(r.Encoder, "the sentence-similarity constraint (threshold 0.840845057 kept)"))
+		}
 	} else {
 		dev = append(dev, "USE sentence-similarity constraint (≥ 0.840845057, 15-word window) omitted (no sentence encoder available)")
 	}
@@ -234,8 +249,4 @@ func buildPSO(protocol string, r Resources) (*Configured, error) {
 			"stop words: the TextFooler list",
 		},
 	}, nil
-}
-
-func buildHLA(string, Resources) (*Configured, error) {
-	return nil, fmt.Errorf("recipe hla is not implemented yet: it needs the Universal Sentence Encoder; report HLA as \"not reproduced\" (FTML §14 A11)")
 }

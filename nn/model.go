@@ -28,6 +28,14 @@ type Config struct {
 	EmbedInit  float64 `json:"embed_init"`        // U(±a) for random embedding rows
 	FreezeEmb  bool    `json:"freeze_embeddings,omitempty"`
 	MaxLen     int     `json:"max_len"` // truncation length in tokens (0 = none)
+	// IDMap, when set, replaces every input id by IDMap[id] before the
+	// embedding lookup (SEM's synonym encoding); saved with the model so
+	// Forward, Predict and every attack see it.
+	IDMap []int32 `json:"id_map,omitempty"`
+	// Mask adds FLAT's variational word mask (nn/mask.go) between the
+	// embedding and the encoder; MaskHidden is its hidden width (400).
+	Mask       bool `json:"mask,omitempty"`
+	MaskHidden int  `json:"mask_hidden,omitempty"`
 }
 
 // Archs lists the encoder architectures.
@@ -58,6 +66,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%d classes: need at least 2", c.NumClasses)
 	case c.Dropout < 0 || c.Dropout >= 1:
 		return fmt.Errorf("dropout %g must be in [0, 1)", c.Dropout)
+	case c.IDMap != nil && len(c.IDMap) != c.VocabSize:
+		return fmt.Errorf("id map has %d entries, the vocabulary %d", len(c.IDMap), c.VocabSize)
 	}
 	switch c.Arch {
 	case "cnn":
@@ -99,6 +109,9 @@ type Classifier struct {
 	Emb *Embedding
 	Enc Encoder
 	Out *Linear
+	// Mask, when non-nil, scales (inference) or samples (training) each
+	// word embedding by its global importance before the encoder.
+	Mask *WordMask
 }
 
 // New builds a randomly initialised classifier.
@@ -116,6 +129,9 @@ func New(cfg Config, rng *rand.Rand) (*Classifier, error) {
 		m.Enc = NewRNN(cfg.EmbedDim, cfg.Hidden, cfg.Arch == "bilstm", cfg.Pool, cfg.Tanh, rng)
 	}
 	m.Out = NewLinear("head", m.Enc.OutDim(), cfg.NumClasses, rng)
+	if cfg.Mask {
+		m.Mask = NewWordMask(cfg.EmbedDim, cfg.MaskHidden, rng)
+	}
 	return m, nil
 }
 
@@ -123,11 +139,33 @@ func New(cfg Config, rng *rand.Rand) (*Classifier, error) {
 func (m *Classifier) Params() []*ag.Param {
 	ps := []*ag.Param{m.Emb.W}
 	ps = append(ps, m.Enc.Params()...)
-	return append(ps, m.Out.Params()...)
+	ps = append(ps, m.Out.Params()...)
+	if m.Mask != nil {
+		ps = append(ps, m.Mask.Params()...)
+	}
+	return ps
 }
 
-// Embed looks up a batch's ids: [B, L, D].
-func (m *Classifier) Embed(t *ag.Tape, b *Batch) *ag.Var { return m.Emb.Forward(t, b.IDs, b.B, b.L) }
+// Embed looks up a batch's ids: [B, L, D], through Cfg.IDMap when set.
+func (m *Classifier) Embed(t *ag.Tape, b *Batch) *ag.Var {
+	return m.Emb.Forward(t, m.MapIDs(b.IDs), b.B, b.L)
+}
+
+// MapIDs applies Cfg.IDMap to ids (ids itself when there is no map; ids
+// outside the map are kept).
+func (m *Classifier) MapIDs(ids []int32) []int32 {
+	if m.Cfg.IDMap == nil {
+		return ids
+	}
+	out := make([]int32, len(ids))
+	for i, id := range ids {
+		out[i] = id
+		if int(id) >= 0 && int(id) < len(m.Cfg.IDMap) {
+			out[i] = m.Cfg.IDMap[id]
+		}
+	}
+	return out
+}
 
 // Encode runs the encoder on embedded vectors.
 func (m *Classifier) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
@@ -142,7 +180,11 @@ func (m *Classifier) Head(t *ag.Tape, sentence *ag.Var) *ag.Var {
 
 // Forward returns the logits of a batch.
 func (m *Classifier) Forward(t *ag.Tape, b *Batch) *ag.Var {
-	_, s := m.Encode(t, m.Embed(t, b), b.Lengths)
+	x := m.Embed(t, b)
+	if m.Mask != nil {
+		x = m.Mask.Apply(t, m.Emb, x, m.MapIDs(b.IDs)).X
+	}
+	_, s := m.Encode(t, x, b.Lengths)
 	return m.Head(t, s)
 }
 

@@ -16,13 +16,14 @@ import (
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/text"
 )
 
 func runAttack(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("attack", "attack --model DIR --recipe NAME (--dataset NAME | --test FILE) [flags]", stderr)
 	var df dataFlags
 	df.register(fs, false)
-	var path, recipeName, splitName, protocol, synPath, wnDir, out, blasName string
+	var path, recipeName, splitName, protocol, synPath, wnDir, out, blasName, vecPath string
 	var n, budget, workers int
 	var seed int64
 	var asJSON, resume, quiet bool
@@ -40,7 +41,9 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&protocol, "protocol", "", "evaluation protocol: ftml or flat (default: the paper's own recipe)")
 	fs.StringVar(&synPath, "synonyms", "", "counter-fitted neighbour JSON (default: counterfitted-neighbors-jia2019/counterfitted_neighbors.json under --data)")
 	fs.StringVar(&wnDir, "wordnet", lexicon.DefaultWordNetDir(), "WordNet dict directory (pwws without a protocol, or flat)")
+	fs.StringVar(&vecPath, "vectors", "", "word vectors (e.g. counter-fitted, GloVe text format): textfooler's cosine ≥ 0.5 check and, as the documented USE stand-in, mean word-vector cosine for textfooler/hla (hla default: the model's embedding table)")
 	fs.StringVar(&blasName, "blas", "", "BLAS backend (default: the build's)")
+	noInc := fs.Bool("no-incremental", false, "score every candidate with a full forward pass (off: candidates close to the current text are re-evaluated incrementally; same results, faster)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -97,6 +100,9 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		}
 		res.WordNet = wn.Source(lexicon.Any)
 	}
+	if err := attackExtras(&res, rc.Name, m, vecPath, wnDir, stderr); err != nil {
+		return err
+	}
 	cfg, err := rc.Build(protocol, res)
 	if err != nil {
 		return usageError{err}
@@ -129,8 +135,10 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	if !quiet {
 		opt.Progress = stderr
 	}
+	tg := attack.FromModel(m)
+	tg.NoIncremental = *noInc
 	start := time.Now()
-	results, err := attack.RunAll(context.Background(), cfg.Attack, attack.FromModel(m), items, opt)
+	results, err := attack.RunAll(context.Background(), cfg.Attack, tg, items, opt)
 	if err != nil {
 		return err
 	}
@@ -188,4 +196,33 @@ func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.W
 		return nil, "", err
 	}
 	return ex, ds.Name, nil
+}
+
+// attackExtras adds the optional resources: word vectors (embedding distance
+// and the mean-vector stand-in for USE), the model's embedding table as the
+// HLA similarity when no vectors are given, and the WordNet lexicon POS
+// tagger for textfooler.
+func attackExtras(res *attack.Resources, recipe string, m *model.Model, vecPath, wnDir string, stderr io.Writer) error {
+	if vecPath != "" {
+		vs, err := text.LoadVectors(vecPath, m.Vocab)
+		if err != nil {
+			return fmt.Errorf("--vectors: %w", err)
+		}
+		tab := attack.TableFromVectors(filepath.Base(vecPath), m.Vocab, vs)
+		res.Distance = attack.CosineDistance{Table: tab}
+		res.Encoder = attack.MeanVectorEncoder{Table: tab}
+	} else if recipe == "hla" {
+		w := m.Net.Emb.W.Value
+		res.Encoder = attack.MeanVectorEncoder{Table: &attack.VectorTable{Label: "model embedding table",
+			Vocab: m.Vocab, Dim: w.Shape[1], Data: w.Data}}
+	}
+	if recipe == "textfooler" {
+		wn, err := lexicon.OpenWordNet(wnDir)
+		if err != nil {
+			fmt.Fprintf(stderr, "textfooler: no WordNet (%v): part-of-speech constraint omitted\n", err)
+		} else {
+			res.Tagger = attack.LexiconTagger{WN: wn}
+		}
+	}
+	return nil
 }

@@ -1,14 +1,19 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
 	"text/tabwriter"
 	"time"
 
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/synth"
@@ -43,7 +48,8 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	tok := text.NewWhitespace()
 	vocab := train.BuildVocab(tok, ds.Train, 1, 0)
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tparameters\tepochs\ttrain time\tdev acc\ttest acc\ttest macro-F1\t")
+	fmt.Fprintln(tw, "model\tparameters\tepochs\ttrain time\tdev acc\ttest acc\ttest macro-F1\tacc under attack\tsuccess rate\t")
+	syn := demoSynonyms(vocab)
 	for _, arch := range []string{"cnn", "bilstm"} {
 		cfg := nn.DefaultConfig(arch)
 		cfg.EmbedDim, cfg.Filters, cfg.Hidden = 64, 32, 32
@@ -74,10 +80,54 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		for _, p := range best.Net.Params() {
 			n += p.Value.Numel()
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.1f%%\t%.1f%%\t%.3f\t\n", arch, n, len(res.Epochs), secs.Round(10*time.Millisecond),
-			100*res.BestDevAcc, 100*rep.Accuracy, rep.MacroF1)
+		sum, err := demoAttack(best, syn, ds.Test, demoAttackN, seed)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.1f%%\t%.1f%%\t%.3f\t%.1f%%\t%.1f%%\t\n", arch, n, len(res.Epochs), secs.Round(10*time.Millisecond),
+			100*res.BestDevAcc, 100*rep.Accuracy, rep.MacroF1, 100*sum.AccuracyUnderAttack, 100*sum.AttackSuccessRate)
 	}
 	tw.Flush()
+	fmt.Fprintf(stdout, "\nAttack: PWWS (FTML protocol settings: ≤ 25%% words, 21 stop words) on the first %d test sentences, swapping words within the task's synonym groups (e.g. good/fine/decent/nice).\n", demoAttackN)
 	fmt.Fprintln(stdout, "\nNext: train on real data with 'textarmor train --dataset sst2 --data ../shared/data --out sst2-cnn'.")
 	return nil
+}
+
+// demoAttackN is how many test sentences the demo attacks per model.
+const demoAttackN = 100
+
+// demoSynonyms is the generated task's synonym groups as a neighbour table.
+func demoSynonyms(vocab *text.Vocab) *lexicon.Neighbors {
+	lex := synth.DefaultLexicon()
+	nb := lexicon.NewNeighbors("synth-groups")
+	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
+		for _, g := range groups {
+			for _, w := range g {
+				nb.Set(w, g)
+			}
+		}
+	}
+	return nb.Restrict(vocab)
+}
+
+// demoAttack runs PWWS on the first n test examples.
+func demoAttack(m *model.Model, syn *lexicon.Neighbors, test []dataset.Example, n int, seed int64) (attack.Summary, error) {
+	rc, err := attack.LookupRecipe("pwws")
+	if err != nil {
+		return attack.Summary{}, err
+	}
+	cfg, err := rc.Build(attack.ProtocolFTML, attack.Resources{Synonyms: syn})
+	if err != nil {
+		return attack.Summary{}, err
+	}
+	n = min(n, len(test))
+	ex := make([]attack.Example, n)
+	for i := range ex {
+		ex[i] = attack.Example{Index: i, Text: test[i].Text, Label: test[i].Label}
+	}
+	rs, err := attack.RunAll(context.Background(), cfg.Attack, attack.FromModel(m), ex, attack.RunOptions{Workers: runtime.NumCPU(), Seed: seed})
+	if err != nil {
+		return attack.Summary{}, err
+	}
+	return attack.Summarize(rs), nil
 }

@@ -23,6 +23,10 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&splitName, "split", "test", "split to evaluate: train, dev or test")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object (accuracy, macro_f1, n, per-class scores, confusion)")
 	fs.StringVar(&blasName, "blas", "", "BLAS backend (default: the build's)")
+	var certifyOn bool
+	var synPath string
+	fs.BoolVar(&certifyOn, "certify", false, "also report IBP certified accuracy over the synonym boxes (cnn/lstm/bilstm models)")
+	fs.StringVar(&synPath, "synonyms", "", "--certify: synonym neighbour table (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -35,6 +39,25 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	m, err := model.Load(path)
 	if err != nil {
 		return err
+	}
+	extra := map[string]any{}
+	withCert := func(ex []dataset.Example) error {
+		if !certifyOn {
+			return nil
+		}
+		syn, _, err := loadSynonyms(synPath, df.dir, m.Vocab, 8)
+		if err != nil {
+			return err
+		}
+		acc, err := certify(stderr, m, syn, ex, 8)
+		if err != nil {
+			return err
+		}
+		extra["certified_accuracy"] = acc
+		if !asJSON {
+			fmt.Fprintf(stdout, "certified accuracy %.4f\n", acc)
+		}
+		return nil
 	}
 	// A bare --test file is evaluated with the model's own classes.
 	if df.name == "" && df.train == "" && df.test != "" {
@@ -50,7 +73,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		return printReport(stdout, rep, asJSON, map[string]any{"split": "file", "file": df.test, "model": path})
+		if err := withCert(ex); err != nil {
+			return err
+		}
+		extra["split"], extra["file"], extra["model"] = "file", df.test, path
+		return printReport(stdout, rep, asJSON, extra)
 	}
 	ds, _, err := df.load()
 	if err != nil {
@@ -67,7 +94,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if !asJSON {
 		fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s/%s\n", path, m.Net.Cfg.Arch, m.Training["objective"], ds.Name, splitName)
 	}
-	return printReport(stdout, rep, asJSON, map[string]any{"split": splitName, "dataset": ds.Name, "model": path})
+	if err := withCert(ex); err != nil {
+		return err
+	}
+	extra["split"], extra["dataset"], extra["model"] = splitName, ds.Name, path
+	return printReport(stdout, rep, asJSON, extra)
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {

@@ -33,6 +33,8 @@ func commands() []command {
 		{"embed", "embedding diagnostics: 'embed stats' (synonym vs random-pair distances)", runEmbed},
 		{"eval", "evaluate a model: accuracy, macro-F1, per-class scores, confusion matrix", runEval},
 		{"attack", "attack a model with a word-substitution recipe (pwws, textfooler, ga, pso)", runAttack},
+		{"explain", "per-word attributions of a prediction (integrated gradients or LIME)", runExplain},
+		{"importance", "list the most and least important words of a FLAT (masked) model", runImportance},
 		{"predict", "classify texts given as arguments or one per line on stdin", runPredict},
 		{"bench", "measure GEMM peak, training-step and forward speed", runBench},
 	}

@@ -184,6 +184,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := dfl.bl.setupRun(obj, m, ds.Train, opt); err != nil {
+		return err
+	}
 	opt.Info["defense"] = obj.Name()
 	if in, ok := obj.(interface{ Info() map[string]any }); ok {
 		opt.Info[obj.Name()] = in.Info()
@@ -261,10 +264,11 @@ type defenseFlags struct {
 	beta, alpha, tau     float64
 	k                    int
 	squared, ceUpdates   bool
+	bl                   baselineFlags
 }
 
 func (d *defenseFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.name, "defense", "standard", "training objective: standard, ftml or cml")
+	fs.StringVar(&d.name, "defense", "standard", "training objective: standard, ftml, cml, sem, atfl, ascc or ibp")
 	fs.StringVar(&d.synonyms, "synonyms", "", "ftml/cml: synonym neighbour table (JSON word -> [neighbours]; default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
 	fs.Float64Var(&d.beta, "ftml-beta", 1, "ftml/cml: weight β of the metric term")
 	fs.Float64Var(&d.alpha, "ftml-alpha", 0, "ftml/cml: margin α (0 = 0.7·α0, α0 the mean word distance of the initial table)")
@@ -273,14 +277,15 @@ func (d *defenseFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&d.squared, "ftml-squared", false, "ftml/cml: squared Euclidean distance in the loss (p = 2; the spec uses the plain norm)")
 	fs.BoolVar(&d.ceUpdates, "ftml-ce-updates-embedding", false, "ftml/cml: let cross-entropy train the embedding table too (spec: it does not)")
 	fs.Float64Var(&d.tau, "cml-tau", 20, "cml: temperature τ")
+	d.bl.register(fs)
 }
 
 // check rejects defense flags given with a defense that does not use them.
 func (d *defenseFlags) check(fs *flag.FlagSet) error {
 	switch d.name {
-	case "standard", "ftml", "cml":
+	case "standard", "ftml", "cml", "sem", "atfl", "ascc", "ibp":
 	default:
-		return usageError{fmt.Errorf("--defense %q: valid are standard, ftml, cml", d.name)}
+		return usageError{fmt.Errorf("--defense %q: valid are standard, ftml, cml, sem, atfl, ascc, ibp", d.name)}
 	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
@@ -291,6 +296,10 @@ func (d *defenseFlags) check(fs *flag.FlagSet) error {
 			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
 		case f.Name == "cml-tau" && d.name != "cml":
 			err = usageError{fmt.Errorf("--cml-tau needs --defense cml")}
+		case strings.HasPrefix(f.Name, "ftml-") && d.name != "ftml" && d.name != "cml":
+			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
+		default:
+			err = d.bl.checkFlag(f.Name, d.name)
 		}
 	})
 	return err
@@ -346,6 +355,9 @@ func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Write
 	with, total := syn.Coverage()
 	fmt.Fprintf(stderr, "synonyms: %d of %d vocabulary words (%.1f%%) have synonyms in %s\n",
 		with, total, 100*float64(with)/float64(max(total, 1)), path)
+	if d.name != "ftml" && d.name != "cml" {
+		return d.bl.objective(d.name, syn, d.k)
+	}
 	cfg := defense.DefaultConfig(syn)
 	cfg.K, cfg.P, cfg.Squared, cfg.Alpha, cfg.Beta, cfg.CEUpdatesEmbedding = d.k, p, d.squared, d.alpha, d.beta, d.ceUpdates
 	if err := cfg.Validate(); err != nil {

@@ -1,0 +1,149 @@
+package attack
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/textarmor/textarmor/text"
+)
+
+// VectorTable is a word-vector lookup: rows of Dim values indexed by the ids
+// of Vocab (a text.Vectors file restricted to a vocabulary, or a model's
+// embedding table). Words without a vector (Missing[id], or out of
+// vocabulary) contribute nothing.
+type VectorTable struct {
+	Label   string // for names and deviations, e.g. "counter-fitted vectors"
+	Vocab   *text.Vocab
+	Dim     int
+	Data    []float32 // Vocab.Len() × Dim, row-major
+	Missing []bool    // optional: rows to treat as absent
+}
+
+// TableFromVectors wraps vectors loaded with text.LoadVectors.
+func TableFromVectors(label string, v *text.Vocab, vs *text.Vectors) *VectorTable {
+	miss := make([]bool, len(vs.Found))
+	for i, f := range vs.Found {
+		miss[i] = !f
+	}
+	return &VectorTable{Label: label, Vocab: v, Dim: vs.Dim, Data: vs.Data, Missing: miss}
+}
+
+// row returns the vector of word w, or nil.
+func (t *VectorTable) row(w string) []float32 {
+	id := t.Vocab.ID(w)
+	if id == text.PadID || id == text.UnkID || int(id) < 0 || (int(id)+1)*t.Dim > len(t.Data) {
+		return nil
+	}
+	if t.Missing != nil && int(id) < len(t.Missing) && t.Missing[id] {
+		return nil
+	}
+	return t.Data[int(id)*t.Dim : (int(id)+1)*t.Dim]
+}
+
+// MeanVectorEncoder is the documented stand-in for the Universal Sentence
+// Encoder: a text is the mean of its words' vectors and two texts are
+// compared by cosine similarity. It is NOT USE: it ignores word order and
+// its scale differs (synonym swaps in counter-fitted space keep it close to
+// 1), so thresholds calibrated for USE (TextFooler's 0.8408, BAE's 0.9363)
+// do not carry over. Every recipe that uses it says so in its Deviations.
+type MeanVectorEncoder struct{ Table *VectorTable }
+
+// Name implements SentenceEncoder.
+func (e MeanVectorEncoder) Name() string { return "mean-word-vector-cosine(" + e.Table.Label + ")" }
+
+// Similarity implements SentenceEncoder. Two texts with no known word are
+// identical (1) when their words are equal and unrelated (0) otherwise.
+func (e MeanVectorEncoder) Similarity(a, b []string) float64 {
+	ma, na := e.mean(a)
+	mb, nb := e.mean(b)
+	if na == 0 || nb == 0 {
+		if equalWords(a, b) {
+			return 1
+		}
+		return 0
+	}
+	return cosine64(ma, mb)
+}
+
+func (e MeanVectorEncoder) mean(words []string) ([]float64, int) {
+	m := make([]float64, e.Table.Dim)
+	n := 0
+	for _, w := range words {
+		r := e.Table.row(w)
+		if r == nil {
+			continue
+		}
+		n++
+		for j, v := range r {
+			m[j] += float64(v)
+		}
+	}
+	return m, n
+}
+
+func equalWords(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func cosine64(a, b []float64) float64 {
+	var dot, na, nb float64
+	for i := range a {
+		dot += a[i] * b[i]
+		na += a[i] * a[i]
+		nb += b[i] * b[i]
+	}
+	if na == 0 || nb == 0 {
+		return 0
+	}
+	return dot / math.Sqrt(na*nb)
+}
+
+// CosineDistance is a WordDistance of 1 − cos(a, b) over a vector table, so
+// WordEmbeddingDistance{Max: 0.5} keeps substitutes with cosine ≥ 0.5
+// (TextFooler's min_cos_sim on counter-fitted vectors). Words without a
+// vector are reported as not ok (rejected).
+type CosineDistance struct{ Table *VectorTable }
+
+// Name implements WordDistance.
+func (d CosineDistance) Name() string { return "1-cosine(" + d.Table.Label + ")" }
+
+// Distance implements WordDistance.
+func (d CosineDistance) Distance(a, b string) (float64, bool) {
+	if a == b {
+		return 0, true
+	}
+	ra, rb := d.Table.row(a), d.Table.row(b)
+	if ra == nil || rb == nil {
+		return 0, false
+	}
+	var dot, na, nb float64
+	for i := range ra {
+		x, y := float64(ra[i]), float64(rb[i])
+		dot += x * y
+		na += x * x
+		nb += y * y
+	}
+	if na == 0 || nb == 0 {
+		return 0, false
+	}
+	return 1 - dot/math.Sqrt(na*nb), true
+}
+
+// isUSE reports whether an encoder is the real Universal Sentence Encoder
+// (no implementation ships; a future one must be named "use...").
+func isUSE(e SentenceEncoder) bool {
+	n := e.Name()
+	return len(n) >= 3 && n[:3] == "use"
+}
+
+func useDeviation(e SentenceEncoder, what string) string {
+	return fmt.Sprintf("USE replaced by %s for %s (Universal Sentence Encoder unavailable; not calibrated to USE's scale)", e.Name(), what)
+}

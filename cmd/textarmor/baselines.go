@@ -1,0 +1,107 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/train"
+)
+
+// baselineFlags are the hyper-parameters of the SEM, ATFL, ASCC and IBP
+// baselines (spec §13 defaults).
+type baselineFlags struct {
+	atflSteps                     int
+	asccSteps                     int
+	asccLR, asccEntropy, asccBeta float64
+	ibpKappa, ibpEps              float64
+	ibpRamp                       int
+}
+
+var baselineNames = []string{"sem", "atfl", "ascc", "ibp"}
+
+func (b *baselineFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&b.atflSteps, "atfl-steps", 30, "atfl: N_max, the most FGPM substitutions per text (spec: 30/40/50 by dataset length)")
+	fs.IntVar(&b.asccSteps, "ascc-steps", 10, "ascc: inner maximisation steps")
+	fs.Float64Var(&b.asccLR, "ascc-lr", 10, "ascc: inner Adam learning rate")
+	fs.Float64Var(&b.asccEntropy, "ascc-entropy", 15, "ascc: weight of the entropy (sparsity) penalty")
+	fs.Float64Var(&b.asccBeta, "ascc-beta", 4, "ascc: weight of KL(f(x) || f(adv)) in the loss")
+	fs.Float64Var(&b.ibpKappa, "ibp-kappa", 0.8, "ibp: final weight κ of the worst-case cross-entropy")
+	fs.Float64Var(&b.ibpEps, "ibp-eps", 1, "ibp: final scale ε of the synonym boxes")
+	fs.IntVar(&b.ibpRamp, "ibp-ramp-epochs", -1, "ibp: epochs over which κ and ε ramp up linearly from 0 (-1 = the first 2/3 of --epochs, the reference's 40 of 60)")
+}
+
+// checkFlag reports a baseline flag given with the wrong defense.
+func (b *baselineFlags) checkFlag(name, defenseName string) error {
+	for _, p := range baselineNames {
+		if strings.HasPrefix(name, p+"-") && defenseName != p {
+			return usageError{fmt.Errorf("--%s needs --defense %s", name, p)}
+		}
+	}
+	return nil
+}
+
+// objective builds a baseline objective for m.
+func (b *baselineFlags) objective(name string, syn *defense.SynonymTable, k int) (train.Objective, error) {
+	switch name {
+	case "sem":
+		return defense.NewSEM(syn), nil
+	case "atfl":
+		if b.atflSteps < 0 {
+			return nil, usageError{fmt.Errorf("--atfl-steps %d must not be negative", b.atflSteps)}
+		}
+		a := defense.NewATFL(syn)
+		a.MaxSteps, a.K = b.atflSteps, k
+		return a, nil
+	case "ascc":
+		a := defense.NewASCC(syn)
+		a.K, a.Steps, a.LR, a.EntropyWeight, a.Beta = k, b.asccSteps, b.asccLR, b.asccEntropy, b.asccBeta
+		if a.Steps < 0 || a.LR <= 0 || a.EntropyWeight < 0 || a.Beta < 0 {
+			return nil, usageError{fmt.Errorf("ascc: steps %d, lr %g, entropy %g, beta %g out of range", a.Steps, a.LR, a.EntropyWeight, a.Beta)}
+		}
+		return a, nil
+	case "ibp":
+		p := defense.NewIBP(syn)
+		p.K, p.KappaMax, p.EpsMax = k, b.ibpKappa, b.ibpEps
+		if p.KappaMax < 0 || p.KappaMax > 1 || p.EpsMax < 0 {
+			return nil, usageError{fmt.Errorf("ibp: kappa %g must be in [0, 1], eps %g non-negative", p.KappaMax, p.EpsMax)}
+		}
+		return p, nil
+	}
+	return nil, usageError{fmt.Errorf("unknown defense %q", name)}
+}
+
+// setupRun finishes what needs the data and options: the IBP ramp length in
+// optimiser steps, and the architecture check for IBP/ATFL/ASCC.
+func (b *baselineFlags) setupRun(obj train.Objective, m *model.Model, trainSet []dataset.Example, opt train.Options) error {
+	p, ok := obj.(*defense.IBP)
+	if !ok {
+		return nil
+	}
+	if err := defense.CheckBounds(m.Net); err != nil {
+		return usageError{fmt.Errorf("--defense ibp: %v", err)}
+	}
+	ramp := b.ibpRamp
+	if ramp < 0 {
+		ramp = opt.Epochs * 2 / 3
+	}
+	bs := max(opt.BatchSize, 1)
+	p.RampSteps = ramp * ((len(trainSet) + bs - 1) / bs)
+	return nil
+}
+
+// certify prints the certified accuracy of m on ex (IBP boxes at ε = 1).
+func certify(w io.Writer, m *model.Model, syn *defense.SynonymTable, ex []dataset.Example, k int) (float64, error) {
+	acc, err := defense.CertifiedAccuracy(m.Net, syn, train.Encode(m, ex), k, 1)
+	if err != nil {
+		return 0, fmt.Errorf("--certify: %v", err)
+	}
+	if m.Training["objective"] != "ibp" {
+		fmt.Fprintf(w, "note: this model was not trained with IBP (objective %v); its certificate is usually near 0\n", m.Training["objective"])
+	}
+	return acc, nil
+}

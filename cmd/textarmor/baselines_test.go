@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/synth"
+)
+
+// writeNeighbors writes the generated task's synonym groups as a neighbour
+// table.
+func writeNeighbors(t *testing.T, path string) {
+	t.Helper()
+	m := map[string][]string{}
+	lex := synth.DefaultLexicon()
+	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
+		for _, g := range groups {
+			for _, w := range g {
+				for _, u := range g {
+					if u != w {
+						m[w] = append(m[w], u)
+					}
+				}
+			}
+		}
+	}
+	raw, _ := json.Marshal(m)
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTrainBaselines(t *testing.T) {
+	dir := t.TempDir()
+	tr, te, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "nb.json")
+	writeCSV(t, tr, 300, 1)
+	writeCSV(t, te, 100, 3)
+	writeNeighbors(t, syn)
+	for _, c := range []struct {
+		name  string
+		extra []string
+	}{
+		{"sem", nil},
+		{"atfl", []string{"--atfl-steps", "5"}},
+		{"ascc", []string{"--ascc-steps", "2"}},
+		{"ibp", []string{"--ibp-ramp-epochs", "1"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, c.name)
+			args := append([]string{"train", "--train", tr, "--test", te, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
+				"--epochs", "2", "--batch", "32", "--lr", "0.005", "--out", out, "--quiet", "--synonyms", syn, "--defense", c.name}, c.extra...)
+			if code, _, stderr := runCmd(t, args...); code != 0 {
+				t.Fatalf("train exit %d: %s", code, stderr)
+			}
+			m, err := model.Load(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if m.Training["objective"] != c.name {
+				t.Errorf("training record objective %v", m.Training["objective"])
+			}
+			if (m.Net.Cfg.IDMap != nil) != (c.name == "sem") {
+				t.Errorf("id map present: %v", m.Net.Cfg.IDMap != nil)
+			}
+			code, stdout, stderr := runCmd(t, "eval", "--model", out, "--test", te, "--certify", "--synonyms", syn, "--json")
+			if code != 0 {
+				t.Fatalf("eval --certify exit %d: %s", code, stderr)
+			}
+			var rep map[string]any
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatal(err)
+			}
+			if ca, ok := rep["certified_accuracy"].(float64); !ok || ca > rep["accuracy"].(float64)+1e-9 {
+				t.Errorf("certified accuracy %v, accuracy %v", rep["certified_accuracy"], rep["accuracy"])
+			}
+		})
+	}
+	// A baseline flag with the wrong defense is an error.
+	for _, bad := range [][]string{{"--defense", "sem", "--atfl-steps", "3"}, {"--defense", "ibp", "--ascc-lr", "1"}, {"--defense", "atfl", "--ftml-beta", "1"}} {
+		args := append([]string{"train", "--train", tr, "--out", filepath.Join(dir, "x"), "--synonyms", syn}, bad...)
+		if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "needs --defense") {
+			t.Errorf("%v: exit %d, %q", bad, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,158 @@
+package defense
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/train"
+)
+
+// ATFL is adversarial training with FGPM examples and logit pairing (Wang
+// et al. 2021c, spec §13): for every batch, FGPM adversarial texts are made
+// against the current model, and the loss is
+// 0.5·CE(x) + 0.5·CE(x_adv) + MSE(logits(x_adv), logits(x)).
+type ATFL struct {
+	Syn *SynonymTable
+	// MaxSteps is N_max, the most substitutions per text (spec: 30/40/50 by
+	// dataset length; default 30).
+	MaxSteps int
+	// K caps the synonyms considered per word (8).
+	K int
+}
+
+// NewATFL returns ATFL with the spec's defaults (N_max 30, k 8).
+func NewATFL(syn *SynonymTable) *ATFL { return &ATFL{Syn: syn, MaxSteps: 30, K: 8} }
+
+// Name implements train.Objective.
+func (a *ATFL) Name() string { return "atfl" }
+
+// Info describes the settings for the training record.
+func (a *ATFL) Info() map[string]any { return map[string]any{"max_steps": a.MaxSteps, "k": a.K} }
+
+func (a *ATFL) validate(m *nn.Classifier) error {
+	switch {
+	case a.Syn == nil:
+		return errors.New("atfl: no synonym table")
+	case a.Syn.Len() != m.Cfg.VocabSize:
+		return fmt.Errorf("atfl: synonym table has %d ids, the model %d", a.Syn.Len(), m.Cfg.VocabSize)
+	case a.MaxSteps < 0 || a.K < 1:
+		return fmt.Errorf("atfl: max steps %d and k %d: want >= 0 and >= 1", a.MaxSteps, a.K)
+	}
+	return nil
+}
+
+// freeze marks every parameter of m frozen (so a backward pass computes
+// only input gradients) and returns a function restoring the old flags.
+func freeze(m *nn.Classifier) func() {
+	ps := m.Params()
+	old := make([]bool, len(ps))
+	for i, p := range ps {
+		old[i], p.Frozen = p.Frozen, true
+	}
+	return func() {
+		for i, p := range ps {
+			p.Frozen = old[i]
+		}
+	}
+}
+
+// FGPM returns adversarial ids for b (same layout): per text, repeatedly
+// apply the single substitution (position i, ŵ ∈ S(w_i)) with the largest
+// projected gradient (v(ŵ) − v(w_i))ᵀ ∇_{v(w_i)} CE, each position at most
+// once, until the text is misclassified, no candidate is left, or MaxSteps
+// substitutions were made. Gradients are taken in inference mode (no
+// dropout); the model's parameters receive nothing.
+func (a *ATFL) FGPM(m *nn.Classifier, b *nn.Batch) []int32 {
+	ids := append([]int32(nil), b.IDs...)
+	if a.MaxSteps == 0 {
+		return ids
+	}
+	defer freeze(m)()
+	table := m.Emb.W.Value
+	d := table.Shape[1]
+	row := func(id int32) []float32 {
+		id = m.MapIDs([]int32{id})[0]
+		return table.Data[int(id)*d : int(id+1)*d]
+	}
+	done := make([]bool, b.B)
+	changed := make([]bool, len(ids))
+	c := m.Cfg.NumClasses
+	tp := ag.NewTape()
+	for step := 0; step <= a.MaxSteps; step++ {
+		tp.Reset()
+		bb := &nn.Batch{IDs: ids, B: b.B, L: b.L, Lengths: b.Lengths, Labels: b.Labels}
+		x := tp.Leaf(m.Embed(tp, bb).Value)
+		_, s := m.Encode(tp, x, b.Lengths)
+		logits := m.Head(tp, s)
+		left := false
+		for r := range done {
+			if !done[r] && nn.Argmax(logits.Data()[r*c:(r+1)*c]) != b.Labels[r] {
+				done[r] = true
+			}
+			left = left || !done[r]
+		}
+		if !left || step == a.MaxSteps {
+			break
+		}
+		tp.Backward(tp.CrossEntropy(logits, b.Labels, nil))
+		g := x.Grad.Data
+		for r := 0; r < b.B; r++ {
+			if done[r] {
+				continue
+			}
+			bestPos, bestID, best := -1, int32(0), float32(0)
+			for i := 0; i < min(b.Lengths[r], b.L); i++ {
+				p := r*b.L + i
+				if changed[p] {
+					continue
+				}
+				cur := row(ids[p])
+				gi := g[p*d : (p+1)*d]
+				syn := a.Syn.Of(b.IDs[p])
+				if len(syn) > a.K {
+					syn = syn[:a.K]
+				}
+				for _, w := range syn {
+					var sc float32
+					for j, v := range row(w) {
+						sc += (v - cur[j]) * gi[j]
+					}
+					if bestPos < 0 || sc > best {
+						bestPos, bestID, best = p, w, sc
+					}
+				}
+			}
+			if bestPos < 0 {
+				done[r] = true
+				continue
+			}
+			ids[bestPos], changed[bestPos] = bestID, true
+		}
+	}
+	return ids
+}
+
+// Loss implements train.Objective.
+func (a *ATFL) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, error) {
+	if err := a.validate(m); err != nil {
+		return train.Output{}, err
+	}
+	adv := *b
+	adv.IDs = a.FGPM(m, b)
+	logits := m.Forward(t, b)
+	advLogits := m.Forward(t, &adv)
+	ce := t.CrossEntropy(logits, b.Labels, nil)
+	ceAdv := t.CrossEntropy(advLogits, b.Labels, nil)
+	mse := t.Mean(t.Square(t.Sub(advLogits, logits)))
+	loss := t.Add(t.Scale(t.Add(ce, ceAdv), 0.5), mse)
+	changed := 0
+	for i, id := range adv.IDs {
+		if id != b.IDs[i] {
+			changed++
+		}
+	}
+	return train.Output{Loss: loss, Logits: logits, Terms: map[string]float32{"ce": ce.Item(), "ce_adv": ceAdv.Item(),
+		"mse": mse.Item(), "subs": float32(changed) / float32(b.B)}}, nil
+}

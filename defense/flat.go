@@ -1,0 +1,150 @@
+package defense
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/train"
+)
+
+// FLAT is the training objective of FLAT (feature-level adversarial
+// training, spec flat.md §3.4) for a classifier with a word mask:
+//
+//	L = CE(f(W ⊙ x^a), y) + β·L_ent + γ·L_imp
+//
+// with W a hard straight-through Gumbel sample of the mask at the batch
+// text x^a, L_ent the mean over real tokens of φ log φ + (1−φ) log(1−φ)
+// (minus the mean entropy), and L_imp = (1/B) Σ_b Σ_i |φ(x^o_{b,i}) −
+// φ(x^a_{b,i})| over the positions where the batch text differs from its
+// original. Originals are registered with SetPairs; a batch row without a
+// registered original is its own original (a clean pair, L_imp = 0).
+type FLAT struct {
+	Beta, Gamma float64
+	orig        map[string][]int32
+}
+
+// DefaultFLATBeta and DefaultFLATGamma are spec §5's β and γ.
+const (
+	DefaultFLATBeta  = 0.1
+	DefaultFLATGamma = 0.001
+)
+
+// NewFLAT checks the weights.
+func NewFLAT(beta, gamma float64) (*FLAT, error) {
+	if beta < 0 || gamma < 0 {
+		return nil, fmt.Errorf("flat: beta %g and gamma %g must not be negative", beta, gamma)
+	}
+	return &FLAT{Beta: beta, Gamma: gamma, orig: map[string][]int32{}}, nil
+}
+
+// Name implements train.Objective.
+func (*FLAT) Name() string { return "flat" }
+
+// Info is recorded with the trained model.
+func (f *FLAT) Info() map[string]any {
+	return map[string]any{"beta": f.Beta, "gamma": f.Gamma, "pairs": len(f.orig)}
+}
+
+// Pair is an original text and its adversarial version, as token ids.
+type Pair struct{ Orig, Adv []int32 }
+
+func idsKey(ids []int32) string {
+	b := make([]byte, 4*len(ids))
+	for i, id := range ids {
+		b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(id), byte(id>>8), byte(id>>16), byte(id>>24)
+	}
+	return string(b)
+}
+
+// SetPairs replaces the registered (original, adversarial) pairs (D' is
+// replaced every round, spec §4.1). Pairs whose texts are equal are
+// skipped.
+func (f *FLAT) SetPairs(ps []Pair) {
+	f.orig = map[string][]int32{}
+	for _, p := range ps {
+		k := idsKey(p.Adv)
+		if _, dup := f.orig[k]; !dup && idsKey(p.Orig) != k {
+			f.orig[k] = p.Orig
+		}
+	}
+}
+
+// Loss implements train.Objective.
+func (f *FLAT) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, error) {
+	if m.Mask == nil {
+		return train.Output{}, errors.New("flat: the model has no word mask (build it with Config.Mask)")
+	}
+	ids := m.MapIDs(b.IDs)
+	mo := m.Mask.Apply(t, m.Emb, m.Embed(t, b), ids)
+	_, s := m.Encode(t, mo.X, b.Lengths)
+	logits := m.Head(t, s)
+	ce := t.CrossEntropy(logits, b.Labels, nil)
+	ent := nn.NegEntropy(t, mo.Phi, b.B, b.L, b.Lengths)
+	imp := f.importanceGap(t, m, b, mo.Phi)
+	loss := t.Add(ce, t.Scale(ent, float32(f.Beta)))
+	terms := map[string]float32{"ce": ce.Item(), "neg_entropy": ent.Item()}
+	if imp != nil {
+		loss = t.Add(loss, t.Scale(imp, float32(f.Gamma)))
+		terms["imp"] = imp.Item()
+	} else {
+		terms["imp"] = 0
+	}
+	return train.Output{Loss: loss, Logits: logits, Terms: terms}, nil
+}
+
+// importanceGap is L_imp of a batch given φ at its positions ([B·L, 1]);
+// nil when no row differs from its original.
+func (f *FLAT) importanceGap(t *ag.Tape, m *nn.Classifier, b *nn.Batch, phi *ag.Var) *ag.Var {
+	var pos []int
+	var origIDs []int32
+	for r := 0; r < b.B; r++ {
+		row := b.IDs[r*b.L : r*b.L+b.Lengths[r]]
+		o, ok := f.orig[idsKey(row)]
+		if !ok {
+			continue
+		}
+		for i := 0; i < min(len(o), len(row)); i++ {
+			if o[i] != row[i] {
+				pos = append(pos, r*b.L+i)
+				origIDs = append(origIDs, o[i])
+			}
+		}
+	}
+	if len(pos) == 0 {
+		return nil
+	}
+	po := m.Mask.PositionPhi(t, m.Emb, m.MapIDs(origIDs))
+	gap := t.Sum(t.Abs(t.Sub(po, t.Gather(phi, pos))))
+	return t.Scale(gap, 1/float32(b.B))
+}
+
+// ImportanceGap is the mean |φ_w − φ_w'| over the substituted positions of
+// the pairs (inference-mode φ): FLAT's consistency diagnostic (spec §13.9).
+// It returns the mean and the number of word pairs.
+func ImportanceGap(m *nn.Classifier, ps []Pair) (float64, int) {
+	phi := m.WordImportance()
+	if phi == nil {
+		return 0, 0
+	}
+	var sum float64
+	n := 0
+	for _, p := range ps {
+		for i := 0; i < min(len(p.Orig), len(p.Adv)); i++ {
+			a, b := m.MapIDs([]int32{p.Orig[i]})[0], m.MapIDs([]int32{p.Adv[i]})[0]
+			if a != b {
+				d := float64(phi[a] - phi[b])
+				if d < 0 {
+					d = -d
+				}
+				sum += d
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return sum / float64(n), n
+}

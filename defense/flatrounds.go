@@ -1,0 +1,167 @@
+package defense
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/train"
+)
+
+// Attacker attacks the current model on examples and returns one text per
+// example (spec §4.1: the successful adversarial text, else the attack's
+// final text, else the original). The CLI wires attack.RunAll in here.
+type Attacker func(m *model.Model, ex []dataset.Example) ([]string, error)
+
+// RoundsOptions configure AdversarialRounds (spec §4.1, §5 defaults).
+type RoundsOptions struct {
+	CleanEpochs int // 10
+	Rounds      int // 4
+	RoundEpochs int // 5
+	// PerRound is m, the examples attacked per round (0 = all of them).
+	PerRound int
+	// Train is the base training setup; Epochs is ignored and Out is where
+	// the best adversarial-phase model is written.
+	Train train.Options
+	Log   io.Writer // one line per round; nil for none
+}
+
+// RoundStats describe one attack round.
+type RoundStats struct {
+	Round      int     `json:"round"`
+	Attacked   int     `json:"attacked"`
+	Changed    int     `json:"changed"` // adversarial texts that differ from their source
+	BestDevAcc float64 `json:"best_dev_acc"`
+	// ImportanceGap is the mean |φ_w − φ_w'| over this round's word pairs
+	// before training on them (masked models only).
+	ImportanceGap float64 `json:"importance_gap,omitempty"`
+	GapPairs      int     `json:"importance_gap_pairs,omitempty"`
+}
+
+// RoundsResult summarises a run.
+type RoundsResult struct {
+	Clean      *train.Result `json:"clean"`
+	Rounds     []RoundStats  `json:"rounds"`
+	BestRound  int           `json:"best_round"`
+	BestDevAcc float64       `json:"best_dev_acc"`
+}
+
+// AdversarialRounds runs FLAT's schedule: clean training, then rounds in
+// which the current model attacks (a sample of) the training set, the
+// outputs join the clean set (replacing the previous round's), and training
+// continues. With obj a *FLAT, the (original, adversarial) pairs are
+// registered for L_imp; with train.Standard on an unmasked model this is
+// the -adv baseline. The best-dev model of the adversarial phase is saved
+// to opt.Train.Out. Each phase and round is one train.Run call, so the
+// optimizer state restarts at each round (a deviation from the reference,
+// which keeps one optimizer).
+func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []dataset.Example, atk Attacker, opt RoundsOptions) (*RoundsResult, error) {
+	if opt.CleanEpochs == 0 {
+		opt.CleanEpochs = 10
+	}
+	if opt.Rounds == 0 {
+		opt.Rounds = 4
+	}
+	if opt.RoundEpochs == 0 {
+		opt.RoundEpochs = 5
+	}
+	if opt.CleanEpochs < 0 || opt.Rounds < 0 || opt.RoundEpochs < 1 || opt.PerRound < 0 {
+		return nil, fmt.Errorf("rounds: clean epochs %d, rounds %d, round epochs %d, per round %d", opt.CleanEpochs, opt.Rounds, opt.RoundEpochs, opt.PerRound)
+	}
+	if atk == nil {
+		return nil, errors.New("rounds: no attacker")
+	}
+	final := opt.Train.Out
+	if final == "" {
+		return nil, errors.New("rounds: no output path")
+	}
+	log := opt.Log
+	if log == nil {
+		log = io.Discard
+	}
+	rng := rand.New(rand.NewSource(opt.Train.Seed + 7))
+	clean := train.Encode(m, trainSet)
+	devEx := train.Encode(m, dev)
+	res := &RoundsResult{BestRound: -1}
+	if opt.CleanEpochs > 0 {
+		o := opt.Train
+		o.Epochs, o.Out = opt.CleanEpochs, final+".clean"
+		if o.LogPath != "" {
+			o.LogPath = opt.Train.LogPath + ".clean"
+		}
+		r, err := train.Run(m, obj, clean, devEx, o)
+		if err != nil {
+			return nil, fmt.Errorf("clean phase: %w", err)
+		}
+		res.Clean = r
+		os.RemoveAll(o.Out)
+		fmt.Fprintf(log, "clean phase: %d epochs, best dev %.4f\n", opt.CleanEpochs, r.BestDevAcc)
+	}
+	fl, _ := obj.(*FLAT)
+	for round := 1; round <= opt.Rounds; round++ {
+		sample := trainSet
+		if opt.PerRound > 0 && opt.PerRound < len(trainSet) {
+			sample = make([]dataset.Example, opt.PerRound)
+			for i, j := range rng.Perm(len(trainSet))[:opt.PerRound] {
+				sample[i] = trainSet[j]
+			}
+		}
+		texts, err := atk(m, sample)
+		if err != nil {
+			return nil, fmt.Errorf("round %d attack: %w", round, err)
+		}
+		if len(texts) != len(sample) {
+			return nil, fmt.Errorf("round %d: attacker returned %d texts for %d examples", round, len(texts), len(sample))
+		}
+		pairs := make([]Pair, len(sample))
+		all := append([]train.Example(nil), clean...)
+		st := RoundStats{Round: round, Attacked: len(sample)}
+		for i, e := range sample {
+			o, a := m.Encode(e.Text), m.Encode(texts[i])
+			pairs[i] = Pair{Orig: o, Adv: a}
+			if idsKey(o) != idsKey(a) {
+				st.Changed++
+			}
+			all = append(all, train.Example{IDs: a, Label: e.Label})
+		}
+		st.ImportanceGap, st.GapPairs = ImportanceGap(m.Net, pairs)
+		if fl != nil {
+			fl.SetPairs(pairs)
+		}
+		o := opt.Train
+		o.Epochs, o.Out = opt.RoundEpochs, fmt.Sprintf("%s.round%d", final, round)
+		if o.LogPath != "" {
+			o.LogPath = fmt.Sprintf("%s.round%d", opt.Train.LogPath, round)
+		}
+		o.Seed = opt.Train.Seed + int64(round)
+		r, err := train.Run(m, obj, all, devEx, o)
+		if err != nil {
+			return nil, fmt.Errorf("round %d: %w", round, err)
+		}
+		st.BestDevAcc = r.BestDevAcc
+		res.Rounds = append(res.Rounds, st)
+		if res.BestRound < 0 || r.BestDevAcc > res.BestDevAcc {
+			best, err := model.Load(o.Out)
+			if err != nil {
+				return nil, err
+			}
+			if err := best.Save(final); err != nil {
+				return nil, err
+			}
+			res.BestRound, res.BestDevAcc = round, r.BestDevAcc
+		}
+		os.RemoveAll(o.Out)
+		fmt.Fprintf(log, "round %d: attacked %d, %d changed, importance gap %.4f over %d word pairs, best dev %.4f\n",
+			round, st.Attacked, st.Changed, st.ImportanceGap, st.GapPairs, r.BestDevAcc)
+	}
+	if res.BestRound < 0 { // no rounds: keep the clean-phase model
+		if err := m.Save(final); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}

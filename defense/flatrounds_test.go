@@ -1,0 +1,63 @@
+package defense
+
+import (
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/text"
+	"github.com/textarmor/textarmor/train"
+)
+
+func TestAdversarialRoundsFLAT(t *testing.T) {
+	ds := synth.SentimentDataset(300, 60, 0, 1)
+	vocab := train.BuildVocab(mustTok(t), ds.Train, 1, 0)
+	cfg := nn.DefaultConfig("cnn")
+	cfg.EmbedDim, cfg.Filters, cfg.Mask, cfg.MaskHidden = 16, 8, true, 16
+	m, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A stand-in attack: swap the first word for the second.
+	atk := func(_ *model.Model, ex []dataset.Example) ([]string, error) {
+		out := make([]string, len(ex))
+		for i, e := range ex {
+			w := strings.Fields(e.Text)
+			if len(w) > 1 {
+				w[0] = w[1]
+			}
+			out[i] = strings.Join(w, " ")
+		}
+		return out, nil
+	}
+	f, _ := NewFLAT(DefaultFLATBeta, DefaultFLATGamma)
+	out := filepath.Join(t.TempDir(), "m")
+	res, err := AdversarialRounds(m, f, ds.Train, ds.Dev, atk, RoundsOptions{CleanEpochs: 6, Rounds: 2, RoundEpochs: 2,
+		PerRound: 100, Train: train.Options{Out: out, LR: 0.01, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rounds) != 2 || res.Rounds[0].Changed == 0 || res.Rounds[0].GapPairs == 0 {
+		t.Fatalf("rounds %+v", res.Rounds)
+	}
+	best, err := model.Load(out)
+	if err != nil || best.Net.Mask == nil {
+		t.Fatalf("saved model: %v", err)
+	}
+	if res.BestDevAcc < 0.7 {
+		t.Errorf("best dev accuracy %.3f", res.BestDevAcc)
+	}
+}
+
+func mustTok(t *testing.T) text.Tokenizer {
+	tok, err := text.NewTokenizer("whitespace")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}

@@ -1,0 +1,295 @@
+package defense
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/train"
+)
+
+// Interval is an elementwise box [L, U]; both ends are ag values, so
+// losses on bounds train the model.
+type Interval struct{ L, U *ag.Var }
+
+func (iv Interval) midRad(t *ag.Tape) (mid, rad *ag.Var) {
+	return t.Scale(t.Add(iv.L, iv.U), 0.5), t.Scale(t.Sub(iv.U, iv.L), 0.5)
+}
+
+func fromMidRad(t *ag.Tape, mid, rad *ag.Var) Interval {
+	return Interval{t.Sub(mid, rad), t.Add(mid, rad)}
+}
+
+// affine bounds x·W + b: centre μ·W + b, radius r·|W|.
+func affine(t *ag.Tape, x Interval, w, b *ag.Var) Interval {
+	mid, rad := x.midRad(t)
+	return fromMidRad(t, t.Linear(mid, w, b), t.MatMul(rad, t.Abs(w), false))
+}
+
+// monotone applies a non-decreasing function to both ends.
+func monotone(x Interval, f func(*ag.Var) *ag.Var) Interval { return Interval{f(x.L), f(x.U)} }
+
+func vmin(t *ag.Tape, a, b *ag.Var) *ag.Var { return t.Sub(a, t.ReLU(t.Sub(a, b))) }
+func vmax(t *ag.Tape, a, b *ag.Var) *ag.Var { return t.Add(a, t.ReLU(t.Sub(b, a))) }
+
+// mulPos bounds a·b for a ≥ 0 (a sigmoid gate): the extremes lie at a's
+// ends for b's ends.
+func mulPos(t *ag.Tape, a, b Interval) Interval {
+	return Interval{vmin(t, t.Mul(a.L, b.L), t.Mul(a.U, b.L)), vmax(t, t.Mul(a.L, b.U), t.Mul(a.U, b.U))}
+}
+
+func addIv(t *ag.Tape, a, b Interval) Interval { return Interval{t.Add(a.L, b.L), t.Add(a.U, b.U)} }
+
+func sliceIv(t *ag.Tape, x Interval, axis, from, to int) Interval {
+	return Interval{t.Slice(x.L, axis, from, to), t.Slice(x.U, axis, from, to)}
+}
+
+func reshapeIv(t *ag.Tape, x Interval, shape ...int) Interval {
+	return Interval{t.Reshape(x.L, shape...), t.Reshape(x.U, shape...)}
+}
+
+// WordBoxes returns, for each position of b, the box spanned by
+// {v(w)} ∪ {v(w') : w' ∈ S(w)} (first k synonyms) scaled by eps around
+// v(w), as [B, L, D] (spec §13, Jia et al. 2019).
+func WordBoxes(t *ag.Tape, m *nn.Classifier, syn *SynonymTable, b *nn.Batch, k int, eps float64) Interval {
+	n := k + 1
+	cand, _ := candidates(syn, b.IDs, k) // unused slots repeat the word
+	d := m.Emb.Dim()
+	v := t.Reshape(t.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID), b.B*b.L, n, d)
+	hi := t.MaxOverTime(v, nil)
+	lo := t.Scale(t.MaxOverTime(t.Scale(v, -1), nil), -1)
+	x := t.Reshape(m.Embed(t, b), b.B*b.L, d)
+	e := float32(eps)
+	l := t.Add(x, t.Scale(t.Sub(lo, x), e))
+	u := t.Add(x, t.Scale(t.Sub(hi, x), e))
+	return reshapeIv(t, Interval{l, u}, b.B, b.L, d)
+}
+
+// CheckBounds reports whether interval propagation supports m's encoder.
+func CheckBounds(m *nn.Classifier) error {
+	switch m.Enc.(type) {
+	case *nn.CNN, *nn.RNN:
+		return nil
+	}
+	return fmt.Errorf("interval bounds support the cnn, lstm and bilstm encoders, not %q", m.Cfg.Arch)
+}
+
+// LogitBounds propagates the input box x [B, L, D] through m's encoder and
+// output layer (no dropout) and returns bounds on the logits [B, C].
+func LogitBounds(t *ag.Tape, m *nn.Classifier, x Interval, lengths []int) (Interval, error) {
+	var s Interval
+	switch enc := m.Enc.(type) {
+	case *nn.CNN:
+		s = cnnBounds(t, enc, x, lengths)
+	case *nn.RNN:
+		s = rnnBounds(t, enc, x, lengths)
+	default:
+		return Interval{}, CheckBounds(m)
+	}
+	return affine(t, s, m.Out.W.Var, m.Out.B.Var), nil
+}
+
+func cnnBounds(t *ag.Tape, c *nn.CNN, x Interval, lengths []int) Interval {
+	mid, rad := x.midRad(t)
+	var ls, us []*ag.Var
+	for _, conv := range c.Convs {
+		h := fromMidRad(t, t.Conv1D(mid, conv.W.Var, conv.B.Var, conv.Width), t.Conv1D(rad, t.Abs(conv.W.Var), nil, conv.Width))
+		valid := make([]int, len(lengths))
+		for i, n := range lengths {
+			valid[i] = n - conv.Width + 1
+		}
+		p := monotone(h, func(v *ag.Var) *ag.Var { return t.ReLU(t.MaxOverTime(v, valid)) })
+		ls, us = append(ls, p.L), append(us, p.U)
+	}
+	if len(ls) == 1 {
+		return Interval{ls[0], us[0]}
+	}
+	return Interval{t.Concat(-1, ls...), t.Concat(-1, us...)}
+}
+
+func rnnBounds(t *ag.Tape, r *nn.RNN, x Interval, lengths []int) Interval {
+	h := lstmBounds(t, r.Fwd, x, lengths)
+	if r.Bwd != nil {
+		hb := lstmBounds(t, r.Bwd, x, lengths)
+		h = Interval{t.Concat(-1, h.L, hb.L), t.Concat(-1, h.U, hb.U)}
+	}
+	tanh := func(v *ag.Var) *ag.Var { return t.Tanh(v) }
+	if r.Tanh {
+		h = monotone(h, tanh)
+	}
+	if r.Pool == "mean" {
+		h = monotone(h, func(v *ag.Var) *ag.Var { return t.MeanOverTime(v, lengths) })
+	} else {
+		h = monotone(h, func(v *ag.Var) *ag.Var { return t.MaxOverTime(v, lengths) })
+	}
+	if r.Tanh {
+		h = monotone(h, tanh)
+	}
+	return h
+}
+
+// lstmBounds runs one LSTM direction on intervals, step by step, with the
+// semantics of ag.LSTM: row b runs over its first lengths[b] steps (a
+// reverse layer starts at its last real token) and outputs zero past them.
+func lstmBounds(t *ag.Tape, l *nn.LSTM, x Interval, lengths []int) Interval {
+	xs := x.L.Shape()
+	b, steps := xs[0], xs[1]
+	hd := l.Wh.Value.Shape[0]
+	px := affine(t, x, l.Wx.Var, l.B.Var) // [B, T, 4H]
+	zero := t.Const(tensor.New(b, hd))
+	h, c := Interval{zero, zero}, Interval{zero, zero}
+	outL, outU := make([]*ag.Var, steps), make([]*ag.Var, steps)
+	sig := func(v *ag.Var) *ag.Var { return t.Sigmoid(v) }
+	tanh := func(v *ag.Var) *ag.Var { return t.Tanh(v) }
+	for s := 0; s < steps; s++ {
+		ti := s
+		if l.Reverse {
+			ti = steps - 1 - s
+		}
+		on, off := tensor.New(b, hd), tensor.New(b, hd)
+		for i := 0; i < b; i++ {
+			v := float32(0)
+			if lengths == nil || ti < lengths[i] {
+				v = 1
+			}
+			for j := 0; j < hd; j++ {
+				on.Data[i*hd+j], off.Data[i*hd+j] = v, 1-v
+			}
+		}
+		pre := addIv(t, reshapeIv(t, sliceIv(t, px, 1, ti, ti+1), b, 4*hd), affine(t, h, l.Wh.Var, nil))
+		ig := monotone(sliceIv(t, pre, 1, 0, hd), sig)
+		fg := monotone(sliceIv(t, pre, 1, hd, 2*hd), sig)
+		gg := monotone(sliceIv(t, pre, 1, 2*hd, 3*hd), tanh)
+		og := monotone(sliceIv(t, pre, 1, 3*hd, 4*hd), sig)
+		cn := addIv(t, mulPos(t, fg, c), mulPos(t, ig, gg))
+		hn := mulPos(t, og, monotone(cn, tanh))
+		onV, offV := t.Const(on), t.Const(off)
+		keep := func(nv, ov *ag.Var) *ag.Var { return t.Add(t.Mul(nv, onV), t.Mul(ov, offV)) }
+		c = Interval{keep(cn.L, c.L), keep(cn.U, c.U)}
+		h = Interval{keep(hn.L, h.L), keep(hn.U, h.U)}
+		outL[ti] = t.Reshape(t.Mul(hn.L, onV), b, 1, hd)
+		outU[ti] = t.Reshape(t.Mul(hn.U, onV), b, 1, hd)
+	}
+	if steps == 1 {
+		return Interval{outL[0], outU[0]}
+	}
+	return Interval{t.Concat(1, outL...), t.Concat(1, outU...)}
+}
+
+// worstLogits takes the lower bound for the gold class and upper bounds
+// for the others.
+func worstLogits(t *ag.Tape, z Interval, labels []int) *ag.Var {
+	c := z.L.Shape()[1]
+	onehot := tensor.New(len(labels), c)
+	for i, y := range labels {
+		onehot.Data[i*c+y] = 1
+	}
+	return t.Add(z.U, t.Mul(t.Sub(z.L, z.U), t.Const(onehot)))
+}
+
+// IBP is certified training with interval bound propagation (Jia et al.
+// 2019, spec §13): loss (1−κ)·CE(clean) + κ·CE(worst-case logits), with κ
+// and ε ramped linearly from 0 over RampSteps optimiser steps, then held.
+type IBP struct {
+	Syn       *SynonymTable
+	K         int     // synonyms per word (8)
+	KappaMax  float64 // final κ (0.8)
+	EpsMax    float64 // final ε (1)
+	RampSteps int     // steps of the linear ramp (0: full values at once)
+
+	step int
+}
+
+// NewIBP returns IBP with the spec's final values; set RampSteps.
+func NewIBP(syn *SynonymTable) *IBP { return &IBP{Syn: syn, K: 8, KappaMax: 0.8, EpsMax: 1} }
+
+// Name implements train.Objective.
+func (p *IBP) Name() string { return "ibp" }
+
+// Info describes the settings for the training record.
+func (p *IBP) Info() map[string]any {
+	return map[string]any{"k": p.K, "kappa": p.KappaMax, "eps": p.EpsMax, "ramp_steps": p.RampSteps}
+}
+
+// Schedule returns κ and ε at optimiser step s (0-based).
+func (p *IBP) Schedule(s int) (kappa, eps float64) {
+	f := 1.0
+	if p.RampSteps > 0 && s < p.RampSteps {
+		f = float64(s) / float64(p.RampSteps)
+	}
+	return f * p.KappaMax, f * p.EpsMax
+}
+
+// Loss implements train.Objective.
+func (p *IBP) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, error) {
+	switch {
+	case p.Syn == nil:
+		return train.Output{}, errors.New("ibp: no synonym table")
+	case p.Syn.Len() != m.Cfg.VocabSize:
+		return train.Output{}, fmt.Errorf("ibp: synonym table has %d ids, the model %d", p.Syn.Len(), m.Cfg.VocabSize)
+	}
+	if err := CheckBounds(m); err != nil {
+		return train.Output{}, fmt.Errorf("ibp: %w", err)
+	}
+	kappa, eps := p.Schedule(p.step)
+	p.step++
+	logits := m.Forward(t, b)
+	ce := t.CrossEntropy(logits, b.Labels, nil)
+	z, err := LogitBounds(t, m, WordBoxes(t, m, p.Syn, b, p.K, eps), b.Lengths)
+	if err != nil {
+		return train.Output{}, err
+	}
+	worst := t.CrossEntropy(worstLogits(t, z, b.Labels), b.Labels, nil)
+	loss := t.Add(t.Scale(ce, float32(1-kappa)), t.Scale(worst, float32(kappa)))
+	return train.Output{Loss: loss, Logits: logits, Terms: map[string]float32{"ce": ce.Item(), "ce_worst": worst.Item(),
+		"kappa": float32(kappa), "eps": float32(eps)}}, nil
+}
+
+// CertifiedAccuracy is the fraction of ex whose gold logit's lower bound
+// exceeds every other class's upper bound over the full synonym boxes
+// (ε = eps, first k synonyms): a certificate against every combination
+// of substitutions from S.
+func CertifiedAccuracy(m *nn.Classifier, syn *SynonymTable, ex []train.Example, k int, eps float64) (float64, error) {
+	if err := CheckBounds(m); err != nil {
+		return 0, err
+	}
+	if syn.Len() != m.Cfg.VocabSize {
+		return 0, fmt.Errorf("synonym table has %d ids, the model %d", syn.Len(), m.Cfg.VocabSize)
+	}
+	if len(ex) == 0 {
+		return 0, nil
+	}
+	c := m.Cfg.NumClasses
+	ok := 0
+	tp := ag.NewTape()
+	tp.NoGrad = true
+	for s := 0; s < len(ex); s += 64 {
+		chunk := ex[s:min(s+64, len(ex))]
+		var seqs [][]int32
+		var labels []int
+		for _, e := range chunk {
+			seqs, labels = append(seqs, e.IDs), append(labels, e.Label)
+		}
+		b := nn.MakeBatch(seqs, labels, m.Enc.MinLen())
+		tp.Reset()
+		z, err := LogitBounds(tp, m, WordBoxes(tp, m, syn, b, k, eps), b.Lengths)
+		if err != nil {
+			return 0, err
+		}
+		for i, y := range labels {
+			lo, hi := z.L.Data()[i*c:(i+1)*c], z.U.Data()[i*c:(i+1)*c]
+			cert := true
+			for j := 0; j < c; j++ {
+				if j != y && hi[j] >= lo[y] {
+					cert = false
+				}
+			}
+			if cert {
+				ok++
+			}
+		}
+	}
+	return float64(ok) / float64(len(ex)), nil
+}

@@ -1,0 +1,130 @@
+package defense
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/train"
+)
+
+// Soundness: the logits of random points of the word boxes (and of the
+// boxes' corners) lie inside the propagated bounds, for tiny CNN, LSTM and
+// BiLSTM (max and mean pooling, with and without tanh) classifiers.
+func TestIBPBoundsAreSound(t *testing.T) {
+	_, syn, tr, _ := setup(t, 1)
+	for _, arch := range []string{"cnn", "lstm", "bilstm", "bilstm-mean-tanh"} {
+		t.Run(arch, func(t *testing.T) {
+			cfg := nn.DefaultConfig("cnn")
+			switch arch {
+			case "cnn":
+				cfg.Filters, cfg.Widths = 5, []int{2, 3}
+			default:
+				cfg = nn.DefaultConfig("bilstm")
+				if arch == "lstm" {
+					cfg.Arch = "lstm"
+				}
+				cfg.Hidden = 6
+				if arch == "bilstm-mean-tanh" {
+					cfg.Pool, cfg.Tanh = "mean", true
+				}
+			}
+			cfg.EmbedDim, cfg.VocabSize, cfg.NumClasses = 8, syn.Len(), 2
+			m, err := nn.New(cfg, rand.New(rand.NewSource(3)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := exBatch(tr[:6], m.Enc.MinLen())
+			tp := ag.NewTape()
+			tp.NoGrad = true
+			box := WordBoxes(tp, m, syn, b, 8, 1)
+			z, err := LogitBounds(tp, m, box, b.Lengths)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rng := rand.New(rand.NewSource(9))
+			for trial := 0; trial < 200; trial++ {
+				x := tensor.New(box.L.Shape()...)
+				for i := range x.Data {
+					lo, hi := box.L.Data()[i], box.U.Data()[i]
+					u := rng.Float32()
+					if trial%4 == 0 { // a corner
+						u = float32(rng.Intn(2))
+					}
+					x.Data[i] = lo + u*(hi-lo)
+				}
+				_, s := m.Encode(tp, tp.Const(x), b.Lengths)
+				logits := m.Head(tp, s).Data()
+				for i, v := range logits {
+					lo, hi := z.L.Data()[i], z.U.Data()[i]
+					if v < lo-1e-4 || v > hi+1e-4 {
+						t.Fatalf("trial %d: logit %d = %g outside [%g, %g]", trial, i, v, lo, hi)
+					}
+				}
+			}
+			// ε = 0: the bounds collapse onto the clean logits.
+			z0, _ := LogitBounds(tp, m, WordBoxes(tp, m, syn, b, 8, 0), b.Lengths)
+			clean := m.Forward(tp, b).Data()
+			for i, v := range clean {
+				if d := z0.U.Data()[i] - z0.L.Data()[i]; d > 1e-4 || v < z0.L.Data()[i]-1e-4 || v > z0.U.Data()[i]+1e-4 {
+					t.Fatalf("eps 0: logit %d = %g, bounds [%g, %g]", i, v, z0.L.Data()[i], z0.U.Data()[i])
+				}
+			}
+		})
+	}
+}
+
+// IBP training ramps κ and ε and raises certified accuracy well above a
+// standard model's; the certificate is never more than the clean accuracy.
+func TestIBPTrainsAndCertifies(t *testing.T) {
+	for _, arch := range []string{"cnn", "lstm"} {
+		t.Run(arch, func(t *testing.T) {
+			std, syn, tr, dev := setupArch(t, arch, 6)
+			ibpM, _, _, _ := setupArch(t, arch, 6)
+			run(t, std, train.Standard{}, tr, dev, 8)
+			p := NewIBP(syn)
+			p.RampSteps = 3 * ((len(tr) + 31) / 32)
+			if k, e := p.Schedule(0); k != 0 || e != 0 {
+				t.Errorf("schedule at 0: %g, %g", k, e)
+			}
+			if k, e := p.Schedule(p.RampSteps); k != 0.8 || e != 1 {
+				t.Errorf("schedule after the ramp: %g, %g", k, e)
+			}
+			run(t, ibpM, p, tr, dev, 8)
+			cs, err := CertifiedAccuracy(std.Net, syn, dev, 8, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ci, err := CertifiedAccuracy(ibpM.Net, syn, dev, 8, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			acc := accuracy(ibpM.Net, dev)
+			t.Logf("%s: standard certified %.3f (clean %.3f); IBP certified %.3f (clean %.3f)", arch, cs, accuracy(std.Net, dev), ci, acc)
+			if ci > acc+1e-9 {
+				t.Errorf("certified %.3f > clean %.3f", ci, acc)
+			}
+			if ci < cs+0.3 {
+				t.Errorf("IBP certified accuracy %.3f (standard %.3f): want at least 0.3 above standard", ci, cs)
+			}
+		})
+	}
+}
+
+func setupArch(t *testing.T, arch string, seed int64) (*model.Model, *SynonymTable, []train.Example, []train.Example) {
+	t.Helper()
+	if arch == "cnn" {
+		return setup(t, seed)
+	}
+	m, syn, tr, dev := setup(t, seed)
+	cfg := nn.DefaultConfig(arch)
+	cfg.EmbedDim, cfg.Hidden = 16, 16
+	m2, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 30, Classes: m.Classes}, m.Vocab, rand.New(rand.NewSource(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m2, syn, tr, dev
+}

@@ -1,0 +1,86 @@
+package defense
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/train"
+)
+
+func TestSEMEncoding(t *testing.T) {
+	// ids 0, 1 are padding and UNK.
+	syn := NewSynonymTableIDs([][]int32{nil, nil, {3}, {2, 4}, {3}, nil, {7}, {6}})
+	if got, want := SEMEncoding(syn), []int32{0, 1, 2, 2, 2, 5, 6, 6}; !slices.Equal(got, want) {
+		t.Errorf("encoding %v, want %v", got, want)
+	}
+	// 4 is uncoded when visited; its nearest coded synonym is 2 (5 comes
+	// later), so 4 and then 5 take code 2.
+	syn = NewSynonymTableIDs([][]int32{nil, nil, nil, nil, {5, 2}, nil})
+	if got, want := SEMEncoding(syn), []int32{0, 1, 2, 3, 2, 2}; !slices.Equal(got, want) {
+		t.Errorf("encoding %v, want %v", got, want)
+	}
+}
+
+// SEM trains through the encoding, saves it with the model, and makes
+// predictions invariant to swapping a word for one with the same code.
+func TestSEMTrainsAndIsInvariant(t *testing.T) {
+	m, syn, tr, dev := setup(t, 3)
+	sem := NewSEM(syn)
+	opt := train.Options{Epochs: 10, BatchSize: 32, LR: 5e-3, Seed: 7, Out: filepath.Join(t.TempDir(), "m")}
+	if _, err := train.Run(m, sem, tr, dev, opt); err != nil {
+		t.Fatal(err)
+	}
+	if acc := accuracy(m.Net, dev); acc < 0.9 {
+		t.Errorf("dev accuracy %.3f after SEM training, want >= 0.9", acc)
+	}
+	loaded, err := model.Load(opt.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(loaded.Net.Cfg.IDMap, sem.Map) {
+		t.Fatal("the saved model lost the id map")
+	}
+	// Swap every word for another word with the same code.
+	byCode := map[int32][]int32{}
+	for id, c := range sem.Map {
+		byCode[c] = append(byCode[c], int32(id))
+	}
+	var orig, swapped [][]int32
+	n := 0
+	for _, e := range dev {
+		s := append([]int32(nil), e.IDs...)
+		for i, id := range s {
+			if g := byCode[sem.Map[id]]; len(g) > 1 {
+				s[i] = g[(slices.Index(g, id)+1)%len(g)]
+				n++
+			}
+		}
+		orig, swapped = append(orig, e.IDs), append(swapped, s)
+	}
+	if n == 0 {
+		t.Fatal("no word shares a code")
+	}
+	a, b := loaded.Net.Predict(orig), loaded.Net.Predict(swapped)
+	for i := range a {
+		if !slices.Equal(a[i], b[i]) {
+			t.Fatalf("text %d: probabilities %v vs %v after same-code swaps", i, a[i], b[i])
+		}
+	}
+}
+
+func accuracy(m *nn.Classifier, ex []train.Example) float64 {
+	var seqs [][]int32
+	for _, e := range ex {
+		seqs = append(seqs, e.IDs)
+	}
+	ok := 0
+	for i, p := range m.Predict(seqs) {
+		if nn.Argmax(p) == ex[i].Label {
+			ok++
+		}
+	}
+	return float64(ok) / float64(len(ex))
+}
