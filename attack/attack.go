@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -24,6 +25,9 @@ type Target struct {
 	Vocab  *text.Vocab
 	Tok    text.Tokenizer
 	MaxLen int // ids beyond MaxLen are not fed to the model; <= 0 = no limit
+	// NoIncremental turns off the fast path that scores candidates close to
+	// a cached base sequence incrementally (see IncrementalVictim).
+	NoIncremental bool
 }
 
 // FromModel makes a Target of a loaded model.
@@ -213,6 +217,7 @@ type State struct {
 	Queries   int
 	cache     map[string]Scored
 	exhausted bool
+	inc       *nn.Incremental // the fast path's base, when the victim has one
 }
 
 // key is a sequence's bytes as a map key.
@@ -248,7 +253,7 @@ func (s *State) Query(seqs [][]int32) ([]Scored, error) {
 		err, s.exhausted = errBudget, true
 	}
 	if len(todo) > 0 {
-		probs := s.Target.Victim.Predict(todo)
+		probs := s.predict(todo)
 		s.Queries += len(todo)
 		for j, q := range todo {
 			sc := s.score(q, probs[j])
