@@ -3,6 +3,7 @@ package text
 import (
 	"bufio"
 	"compress/gzip"
+	"github.com/textarmor/textarmor/internal/testdata"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,37 +11,7 @@ import (
 	"testing"
 )
 
-// dataDir finds shared/data: $TEXTARMOR_DATA, else ../shared/data next to the
-// repository root (the folder holding go.mod). It skips the test when the
-// folder is missing.
-func dataDir(t *testing.T) string {
-	t.Helper()
-	if d := os.Getenv("TEXTARMOR_DATA"); d != "" {
-		if _, err := os.Stat(d); err != nil {
-			t.Skipf("TEXTARMOR_DATA=%s: %v", d, err)
-		}
-		return d
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		t.Skipf("no working directory: %v", err)
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			t.Skip("real data: repository root (go.mod) not found")
-		}
-		dir = parent
-	}
-	d := filepath.Join(dir, "..", "shared", "data")
-	if _, err := os.Stat(d); err != nil {
-		t.Skipf("real data not available (%v); set TEXTARMOR_DATA to the shared/data folder", err)
-	}
-	return d
-}
+func dataDir(t *testing.T) string { return testdata.Dir(t) }
 
 func readLines(t *testing.T, path string) []string {
 	t.Helper()
