@@ -2,7 +2,6 @@ package dataset
 
 import (
 	"bufio"
-	"github.com/textarmor/textarmor/internal/testdata"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/textarmor/textarmor/internal/testdata"
 	"github.com/textarmor/textarmor/text"
 )
 

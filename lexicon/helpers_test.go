@@ -1,11 +1,12 @@
 package lexicon
 
 import (
-	"github.com/textarmor/textarmor/internal/testdata"
 	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/textarmor/textarmor/internal/testdata"
 )
 
 func dataDir(t testing.TB) string { return testdata.Dir(t) }

@@ -3,12 +3,13 @@ package text
 import (
 	"bufio"
 	"compress/gzip"
-	"github.com/textarmor/textarmor/internal/testdata"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/textarmor/textarmor/internal/testdata"
 )
 
 func dataDir(t *testing.T) string { return testdata.Dir(t) }
