@@ -32,6 +32,9 @@ type Resources struct {
 	// Distance is a word-embedding space (TextFooler: cosine ≥ 0.5 on the
 	// counter-fitted vectors; IGA: the same space).
 	Distance WordDistance
+	// Nearest, when set, are substitutes computed from word vectors; the
+	// paper-protocol textfooler, ga and pso use them instead of Synonyms.
+	Nearest *NearestSet
 	// QueryBudget is copied to the attack (0 = none).
 	QueryBudget int
 }
@@ -161,11 +164,19 @@ func buildTextFooler(protocol string, r Resources) (*Configured, error) {
 	if protocol == ProtocolFTML {
 		return nil, fmt.Errorf("textfooler is not part of the FTML protocol (its attacks are pwws, ga, pso, hla); use --protocol flat")
 	}
-	if err := needSynonyms(r, "textfooler"); err != nil {
+	if err := needSubstitutes(r, "textfooler"); err != nil {
 		return nil, err
 	}
-	dev := []string{
-		"substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5, i.e. cosine ≥ 0.75) instead of the 50 nearest neighbours with cosine ≥ 0.5 from the full counter-fitted vectors",
+	var dev []string
+	var subs lexicon.Source = r.Synonyms
+	switch {
+	case r.Nearest == nil:
+		dev = append(dev, "substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5, i.e. cosine ≥ 0.75) instead of the 50 nearest neighbours with cosine ≥ 0.5 from the full counter-fitted vectors (give --vectors)")
+	case !r.Nearest.same(50, 0.5):
+		subs = r.Nearest.Source
+		dev = append(dev, "substitutes: "+r.Nearest.String()+" instead of the 50 nearest with cosine ≥ 0.5")
+	default:
+		subs = r.Nearest.Source
 	}
 	var post []PostConstraint
 	if r.Distance != nil {
@@ -190,7 +201,7 @@ func buildTextFooler(protocol string, r Resources) (*Configured, error) {
 		dev = append(dev, "USE sentence-similarity constraint (≥ 0.840845057, 15-word window) omitted (no sentence encoder available)")
 	}
 	return &Configured{
-		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.Synonyms},
+		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{subs},
 			Pre:    []PreConstraint{NoRepeat{}, StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"}},
 			Post:   post,
 			Search: Greedy{Order: ByDelete}},
@@ -200,8 +211,10 @@ func buildTextFooler(protocol string, r Resources) (*Configured, error) {
 }
 
 func buildGA(protocol string, r Resources) (*Configured, error) {
-	if err := needSynonyms(r, "ga"); err != nil {
-		return nil, err
+	if protocol == ProtocolFTML || r.Nearest == nil {
+		if err := needSynonyms(r, "ga"); err != nil {
+			return nil, err
+		}
 	}
 	if protocol == ProtocolFTML {
 		tr, pre := ftmlCommon(r)
@@ -211,23 +224,34 @@ func buildGA(protocol string, r Resources) (*Configured, error) {
 			Deviations:  []string{ftmlSampleNote},
 		}, nil
 	}
+	var subs lexicon.Source = r.Synonyms
+	dev := []string{"Google 1-billion-words language-model filter omitted (no LM available)"}
+	switch {
+	case r.Nearest == nil:
+		dev = append(dev, "word-embedding distance ≤ 0.5 enforced by the neighbour sets themselves (built with squared distance ≤ 0.5), not re-checked")
+	case !r.Nearest.same(8, 0.75):
+		subs = r.Nearest.Source
+		dev = append(dev, "substitutes: "+r.Nearest.String()+" instead of the 8 nearest with squared distance ≤ 0.5 (cosine ≥ 0.75 for unit vectors)")
+	default:
+		subs = r.Nearest.Source
+		dev = append(dev, "squared distance ≤ 0.5 applied as cosine ≥ 0.75 (the same for unit vectors such as the counter-fitted ones)")
+	}
+	dev = append(dev, "stop words: the TextFooler list")
 	return &Configured{
-		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.Synonyms},
+		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{subs},
 			Pre: []PreConstraint{NoRepeat{}, StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"},
 				MaxModificationRate{Rate: 0.2, MinWords: 1, Ceil: true}},
 			Search: Genetic{PopSize: 60, Generations: 20, Temp: 0.3, MaxSynonyms: 10}},
 		Description: "GA as TextAttack's alzantot recipe: 8 nearest counter-fitted neighbours, no repeat, stop words, ≤ 20% words, population 60, 20 generations",
-		Deviations: []string{
-			"Google 1-billion-words language-model filter omitted (no LM available)",
-			"word-embedding distance ≤ 0.5 enforced by the neighbour sets themselves (built with squared distance ≤ 0.5), not re-checked",
-			"stop words: the TextFooler list",
-		},
+		Deviations:  dev,
 	}, nil
 }
 
 func buildPSO(protocol string, r Resources) (*Configured, error) {
-	if err := needSynonyms(r, "pso"); err != nil {
-		return nil, err
+	if protocol == ProtocolFTML || r.Nearest == nil {
+		if err := needSynonyms(r, "pso"); err != nil {
+			return nil, err
+		}
 	}
 	pso := PSO{PopSize: 60, Iterations: 40, Omega1: 0.8, Omega2: 0.2, C1: 0.8, C2: 0.2, VMax: 3, MaxSynonyms: 10}
 	if protocol == ProtocolFTML {
@@ -239,14 +263,17 @@ func buildPSO(protocol string, r Resources) (*Configured, error) {
 		}, nil
 	}
 	pso.Iterations = 20
+	var subs lexicon.Source = r.Synonyms
+	subDev := "substitutes: counter-fitted neighbour sets instead of HowNet sememes (HowNet unavailable)"
+	if r.Nearest != nil {
+		subs = r.Nearest.Source
+		subDev = "substitutes: " + r.Nearest.String() + " instead of HowNet sememes (HowNet unavailable)"
+	}
 	return &Configured{
-		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.Synonyms},
+		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{subs},
 			Pre:    []PreConstraint{NoRepeat{}, StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"}},
 			Search: pso},
 		Description: "PSO as TextAttack's pso recipe: swarm 60, 20 iterations, no repeat, stop words",
-		Deviations: []string{
-			"substitutes: counter-fitted neighbour sets instead of HowNet sememes (HowNet unavailable)",
-			"stop words: the TextFooler list",
-		},
+		Deviations:  []string{subDev, "stop words: the TextFooler list"},
 	}, nil
 }

@@ -31,6 +31,10 @@ type RunOptions struct {
 	// OnResult is called with each result in input order (after its row is
 	// written).
 	OnResult func(Result)
+	// MergeBatches merges the full-forward Predict calls of the workers'
+	// examples into one call of the victim (see mergingVictim); the results
+	// are the same.
+	MergeBatches bool
 }
 
 // Summary aggregates results as TextAttack does.
@@ -274,11 +278,18 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 		err error
 	}
 	results := make(chan item)
+	var merger *mergingVictim
+	if opt.MergeBatches && workers > 1 {
+		t, merger = mergeTarget(t, workers)
+	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if merger != nil {
+				defer merger.leave()
+			}
 			for k := range jobs {
 				r, err := a.Run(t, ex[k], opt.Seed)
 				results <- item{k, r, err}

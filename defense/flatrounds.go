@@ -48,6 +48,8 @@ type RoundsResult struct {
 	Rounds     []RoundStats  `json:"rounds"`
 	BestRound  int           `json:"best_round"`
 	BestDevAcc float64       `json:"best_dev_acc"`
+	// RoundRuns are the rounds' training runs (per-epoch statistics).
+	RoundRuns []*train.Result `json:"-"`
 }
 
 // AdversarialRounds runs FLAT's schedule: clean training, then rounds in
@@ -144,6 +146,7 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 		}
 		st.BestDevAcc = r.BestDevAcc
 		res.Rounds = append(res.Rounds, st)
+		res.RoundRuns = append(res.RoundRuns, r)
 		if res.BestRound < 0 || r.BestDevAcc > res.BestDevAcc {
 			best, err := model.Load(o.Out)
 			if err != nil {

@@ -43,6 +43,13 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&wnDir, "wordnet", lexicon.DefaultWordNetDir(), "WordNet dict directory (pwws without a protocol, or flat)")
 	fs.StringVar(&vecPath, "vectors", "", "word vectors (e.g. counter-fitted, GloVe text format): textfooler's cosine ≥ 0.5 check and, as the documented USE stand-in, mean word-vector cosine for textfooler/hla (hla default: the model's embedding table)")
 	fs.StringVar(&blasName, "blas", "", "BLAS backend (default: the build's)")
+	var nf nearestFlags
+	nf.register(fs)
+	var sf showFlags
+	sf.register(fs)
+	mergeB := fs.Bool("merge-batches", false, "merge the full forward passes of the examples in flight (--workers > 1) into one model call (same results)")
+	var ef explainFlags
+	ef.register(fs)
 	noInc := fs.Bool("no-incremental", false, "score every candidate with a full forward pass (off: candidates close to the current text are re-evaluated incrementally; same results, faster)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -57,10 +64,16 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if err := nf.resolve(fs, rc.Name); err != nil {
+		return err
+	}
 	switch protocol {
 	case attack.ProtocolPaper, attack.ProtocolFTML, attack.ProtocolFLAT:
 	default:
 		return usageError{fmt.Errorf("--protocol %q: want ftml or flat (or leave it out)", protocol)}
+	}
+	if err := ef.check(); err != nil {
+		return err
 	}
 	if resume && out == "" {
 		return usageError{fmt.Errorf("--resume needs --out")}
@@ -81,31 +94,9 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	// Resources: the neighbour sets for everything but WordNet-PWWS.
-	var res attack.Resources
-	res.QueryBudget = budget
-	if rc.Name != "pwws" || protocol == attack.ProtocolFTML {
-		if synPath == "" {
-			synPath = filepath.Join(df.dir, "counterfitted-neighbors-jia2019", "counterfitted_neighbors.json")
-		}
-		nb, err := lexicon.LoadNeighbors(synPath)
-		if err != nil {
-			return fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)
-		}
-		res.Synonyms = nb.Restrict(m.Vocab)
-	} else {
-		wn, err := lexicon.OpenWordNet(wnDir)
-		if err != nil {
-			return fmt.Errorf("pwws needs WordNet: %w (give --wordnet DIR, or use --protocol ftml)", err)
-		}
-		res.WordNet = wn.Source(lexicon.Any)
-	}
-	if err := attackExtras(&res, rc.Name, m, vecPath, wnDir, stderr); err != nil {
-		return err
-	}
-	cfg, err := rc.Build(protocol, res)
+	cfg, err := attackSetup(rc, protocol, m, synPath, df.dir, wnDir, vecPath, budget, nf, nearestCacheDir(out), stderr)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
 
 	ex, dsName, err := attackExamples(&df, m, splitName, stderr)
@@ -131,9 +122,12 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	for _, d := range cfg.Deviations {
 		fmt.Fprintf(stderr, "deviation: %s\n", d)
 	}
-	opt := attack.RunOptions{Workers: workers, Seed: seed, CSV: out, Resume: resume}
+	opt := attack.RunOptions{Workers: workers, Seed: seed, CSV: out, Resume: resume, MergeBatches: *mergeB}
 	if !quiet {
 		opt.Progress = stderr
+	}
+	if err := sf.install(&opt, stderr, m.Classes); err != nil {
+		return err
 	}
 	tg := attack.FromModel(m)
 	tg.NoIncremental = *noInc
@@ -143,6 +137,12 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sum := attack.Summarize(results)
+	var agr *Agreement
+	if ef.method != "" {
+		if agr, err = ef.run(m, results, seed, workers); err != nil {
+			return err
+		}
+	}
 	wall := time.Since(start).Seconds()
 	if asJSON {
 		obj := map[string]any{}
@@ -151,6 +151,9 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		obj["wall_seconds"] = wall
+		if agr != nil {
+			obj["explain"], obj["kendall_tau"], obj["topk_intersection"] = agr, agr.KendallTau, agr.TopK
+		}
 		obj["recipe"], obj["protocol"], obj["description"], obj["deviations"] = cfg.Recipe, protocol, cfg.Description, cfg.Deviations
 		obj["model"], obj["dataset"], obj["split"], obj["seed"], obj["out"] = path, dsName, splitName, seed, out
 		if cfg.Deviations == nil {
@@ -167,6 +170,9 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  avg words per input:    %6.1f\n", sum.AvgWords)
 	fmt.Fprintf(stdout, "  avg queries:            %6.1f\n", sum.AvgQueries)
 	fmt.Fprintf(stdout, "  seconds per example:    %8.3f (wall %.1fs)\n", sum.SecondsPerExample, wall)
+	if agr != nil {
+		agr.print(stdout)
+	}
 	for _, d := range cfg.Deviations {
 		fmt.Fprintf(stdout, "  deviation: %s\n", d)
 	}
@@ -198,15 +204,21 @@ func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.W
 	return ex, ds.Name, nil
 }
 
-// attackExtras adds the optional resources: word vectors (embedding distance
-// and the mean-vector stand-in for USE), the model's embedding table as the
+// attackExtras adds the optional resources: word vectors (embedding distance,
+// the mean-vector stand-in for USE and, for the paper-protocol textfooler, ga
+// and pso, the nearest-neighbour substitutes), the model's embedding table as the
 // HLA similarity when no vectors are given, and the WordNet lexicon POS
 // tagger for textfooler.
-func attackExtras(res *attack.Resources, recipe string, m *model.Model, vecPath, wnDir string, stderr io.Writer) error {
+func attackExtras(res *attack.Resources, recipe, protocol string, m *model.Model, vecPath, wnDir string, nf nearestFlags, cacheDir string, stderr io.Writer) error {
 	if vecPath != "" {
 		vs, err := text.LoadVectors(vecPath, m.Vocab)
 		if err != nil {
 			return fmt.Errorf("--vectors: %w", err)
+		}
+		if usesNearest(recipe, protocol) {
+			if res.Nearest, err = buildNearest(vs, m.Vocab, filepath.Base(vecPath), nf, cacheDir, stderr); err != nil {
+				return err
+			}
 		}
 		tab := attack.TableFromVectors(filepath.Base(vecPath), m.Vocab, vs)
 		res.Distance = attack.CosineDistance{Table: tab}

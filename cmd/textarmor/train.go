@@ -31,6 +31,7 @@ type netFlags struct {
 	dropout, embedInit   float64
 	tanh, freeze         bool
 	embeddings, blasName string
+	embFrom              string
 }
 
 func (n *netFlags) register(fs *flag.FlagSet) {
@@ -46,6 +47,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&n.embedInit, "embed-init", d.EmbedInit, "random embedding rows are drawn from U(-a, a)")
 	fs.StringVar(&n.embeddings, "embeddings", "", "word vectors (GloVe/word2vec text or fastText .vec, .gz ok); words missing from the file start random")
 	fs.BoolVar(&n.freeze, "freeze-embeddings", false, "keep the embedding table fixed during training")
+	fs.StringVar(&n.embFrom, "embeddings-from", "", "model directory: take its vocabulary and embedding table, frozen (implies --freeze-embeddings; FTML spec §12.1)")
 	fs.StringVar(&n.blasName, "blas", "", "BLAS backend: "+strings.Join(tensor.Backends(), ", ")+" (default "+tensor.BackendName()+")")
 }
 
@@ -92,7 +94,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	var quiet, asJSON bool
 	fs.IntVar(&opt.Epochs, "epochs", 10, "training epochs")
 	fs.IntVar(&opt.BatchSize, "batch", 64, "mini-batch size")
-	fs.Float64Var(&opt.LR, "lr", 1e-3, "learning rate")
+	fs.Float64Var(&opt.LR, "lr", 1e-3, "learning rate (when not given: adv 0.01 and flat 0.005, FLAT spec §5)")
 	fs.StringVar(&opt.Optimizer, "optimizer", "adam", "adam or sgd")
 	fs.Float64Var(&opt.Momentum, "momentum", 0, "sgd momentum")
 	fs.Float64Var(&opt.WeightDecay, "weight-decay", 0, "L2 weight decay")
@@ -139,7 +141,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := dfl.fl.prepare(fs, dfl.name, &cfg, &opt, stderr); err != nil {
+		return err
+	}
 	ds, preset, err := df.load()
+	if err != nil {
+		return err
+	}
+	srcEmb, err := embeddingsFrom(fs, &nf, &cfg, &preset.Tokenizer, stderr)
 	if err != nil {
 		return err
 	}
@@ -148,7 +157,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return usageError{err}
 	}
 	start := time.Now()
-	vocab := train.BuildVocab(tok, ds.Train, preset.MinCount, preset.MaxVocab)
+	var vocab *text.Vocab
+	if srcEmb != nil {
+		vocab = srcEmb.Vocab
+	} else {
+		vocab = train.BuildVocab(tok, ds.Train, preset.MinCount, preset.MaxVocab)
+	}
 	rng := rand.New(rand.NewSource(opt.Seed))
 	var vecs *text.Vectors
 	if nf.embeddings != "" {
@@ -180,6 +194,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if nf.embeddings != "" {
 		opt.Info["embeddings"] = nf.embeddings
 	}
+	if srcEmb != nil {
+		if opt.Info["embeddings_from"], err = copyEmbeddings(m, srcEmb, nf.embFrom); err != nil {
+			return err
+		}
+	}
 	obj, err := dfl.objective(m, df.dir, stderr)
 	if err != nil {
 		return err
@@ -192,7 +211,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		opt.Info[obj.Name()] = in.Info()
 	}
 	trainEx, devEx := train.Encode(m, ds.Train), train.Encode(m, ds.Dev)
-	res, err := train.Run(m, obj, trainEx, devEx, opt)
+	var res *train.Result
+	if isRounds(dfl.name) {
+		res, err = dfl.fl.run(dfl.name, m, obj, ds.Train, ds.Dev, opt, dfl.synonyms, df.dir, stderr)
+	} else {
+		res, err = train.Run(m, obj, trainEx, devEx, opt)
+	}
 	if err != nil {
 		return err
 	}
@@ -265,10 +289,11 @@ type defenseFlags struct {
 	k                    int
 	squared, ceUpdates   bool
 	bl                   baselineFlags
+	fl                   flatFlags
 }
 
 func (d *defenseFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.name, "defense", "standard", "training objective: standard, ftml, cml, sem, atfl, ascc or ibp")
+	fs.StringVar(&d.name, "defense", "standard", "training objective: standard, ftml, cml, sem, atfl, ascc, ibp, flat (FLAT word masks with attack rounds) or adv (attack rounds, cross-entropy)")
 	fs.StringVar(&d.synonyms, "synonyms", "", "ftml/cml: synonym neighbour table (JSON word -> [neighbours]; default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
 	fs.Float64Var(&d.beta, "ftml-beta", 1, "ftml/cml: weight β of the metric term")
 	fs.Float64Var(&d.alpha, "ftml-alpha", 0, "ftml/cml: margin α (0 = 0.7·α0, α0 the mean word distance of the initial table)")
@@ -278,14 +303,15 @@ func (d *defenseFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&d.ceUpdates, "ftml-ce-updates-embedding", false, "ftml/cml: let cross-entropy train the embedding table too (spec: it does not)")
 	fs.Float64Var(&d.tau, "cml-tau", 20, "cml: temperature τ")
 	d.bl.register(fs)
+	d.fl.register(fs)
 }
 
 // check rejects defense flags given with a defense that does not use them.
 func (d *defenseFlags) check(fs *flag.FlagSet) error {
 	switch d.name {
-	case "standard", "ftml", "cml", "sem", "atfl", "ascc", "ibp":
+	case "standard", "ftml", "cml", "sem", "atfl", "ascc", "ibp", "flat", "adv":
 	default:
-		return usageError{fmt.Errorf("--defense %q: valid are standard, ftml, cml, sem, atfl, ascc, ibp", d.name)}
+		return usageError{fmt.Errorf("--defense %q: valid are standard, ftml, cml, sem, atfl, ascc, ibp, flat, adv", d.name)}
 	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
@@ -299,7 +325,9 @@ func (d *defenseFlags) check(fs *flag.FlagSet) error {
 		case strings.HasPrefix(f.Name, "ftml-") && d.name != "ftml" && d.name != "cml":
 			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
 		default:
-			err = d.bl.checkFlag(f.Name, d.name)
+			if err = d.bl.checkFlag(f.Name, d.name); err == nil {
+				err = d.fl.checkFlag(f.Name, d.name)
+			}
 		}
 	})
 	return err
@@ -340,6 +368,9 @@ func loadSynonyms(path, dataDir string, vocab *text.Vocab, k int) (*defense.Syno
 func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Writer) (train.Objective, error) {
 	if d.name == "standard" {
 		return train.Standard{}, nil
+	}
+	if isRounds(d.name) { // --synonyms feeds the attack, not the objective
+		return d.fl.objective(d.name)
 	}
 	p, err := parseNorm(d.norm)
 	if err != nil {

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/explain"
+	"github.com/textarmor/textarmor/metrics"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
+)
+
+// explainFlags are `attack --explain ig|lime`: interpretation agreement
+// between each successful attack's original and adversarial text (FLAT spec
+// §9.2: Kendall's τ-b and top-k intersection, position-aligned, averaged
+// over classes and then over pairs).
+type explainFlags struct {
+	method string
+	k      int
+}
+
+func (e *explainFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&e.method, "explain", "", "after the attack, compare attributions of each successful attack's original and adversarial text: ig or lime (Kendall τ and top-k intersection, FLAT spec §9.2)")
+	fs.IntVar(&e.k, "explain-k", 5, "with --explain: k of the top-k intersection")
+}
+
+func (e *explainFlags) check() error {
+	switch e.method {
+	case "", "ig", "lime":
+	default:
+		return usageError{fmt.Errorf("--explain %q: want ig or lime", e.method)}
+	}
+	if e.k < 1 {
+		return usageError{fmt.Errorf("--explain-k %d must be positive", e.k)}
+	}
+	return nil
+}
+
+// Agreement summarises interpretation consistency over attack pairs.
+type Agreement struct {
+	Method string `json:"method"`
+	K      int    `json:"k"`
+	// Pairs are the successful attacks explained.
+	Pairs int `json:"pairs"`
+	// KendallTau is the mean over pairs of the class-averaged τ-b; a class
+	// whose τ is undefined (a constant attribution vector, or one token)
+	// is left out of its pair's average and counted in TauUndefined; a pair
+	// with no defined class is left out (TauPairs counts the others).
+	KendallTau   float64 `json:"kendall_tau"`
+	TauPairs     int     `json:"tau_pairs"`
+	TauUndefined int     `json:"tau_undefined"`
+	// TopK is the mean over pairs of the class-averaged top-k intersection.
+	TopK float64 `json:"topk_intersection"`
+	// LengthMismatch counts pairs whose token counts differ (compared on
+	// the shorter length).
+	LengthMismatch int     `json:"length_mismatch"`
+	Seconds        float64 `json:"seconds"`
+}
+
+type pairScore struct {
+	tau, ti     float64
+	tauOK       bool
+	undef       int
+	mismatch    bool
+	err         error
+	explainedOK bool
+}
+
+// run explains every successful result's two texts with every class.
+func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, workers int) (*Agreement, error) {
+	start := time.Now()
+	var idx []int
+	for i, r := range rs {
+		if r.Type == attack.Successful && r.PerturbedText != r.OriginalText {
+			idx = append(idx, i)
+		}
+	}
+	// The CNN attributions and LIME only read the model; IG on other
+	// encoders goes through the autodiff tape, one at a time.
+	if _, cnn := m.Net.Enc.(*nn.CNN); e.method == "ig" && !cnn {
+		workers = 1
+	}
+	scores := make([]pairScore, len(idx))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < max(workers, 1); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range next {
+				r := rs[idx[j]]
+				scores[j] = e.pair(m, r.OriginalText, r.PerturbedText, seed+int64(r.Index))
+			}
+		}()
+	}
+	for j := range idx {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	a := &Agreement{Method: e.method, K: e.k}
+	var tau, ti float64
+	for _, s := range scores {
+		if s.err != nil {
+			return nil, s.err
+		}
+		if !s.explainedOK {
+			continue
+		}
+		a.Pairs++
+		ti += s.ti
+		a.TauUndefined += s.undef
+		if s.mismatch {
+			a.LengthMismatch++
+		}
+		if s.tauOK {
+			a.TauPairs++
+			tau += s.tau
+		}
+	}
+	if a.Pairs > 0 {
+		a.TopK = ti / float64(a.Pairs)
+	}
+	if a.TauPairs > 0 {
+		a.KendallTau = tau / float64(a.TauPairs)
+	}
+	a.Seconds = time.Since(start).Seconds()
+	return a, nil
+}
+
+func (e *explainFlags) attributions(m *model.Model, ids []int32, seed int64) ([][]float64, error) {
+	if e.method == "ig" {
+		return explain.IG(m.Net, ids, nil, 0)
+	}
+	return explain.LIME(m.Net, ids, nil, explain.LIMEOptions{Seed: seed})
+}
+
+func (e *explainFlags) pair(m *model.Model, orig, adv string, seed int64) pairScore {
+	o, a := m.Encode(orig), m.Encode(adv)
+	var s pairScore
+	n := min(len(o), len(a))
+	s.mismatch = len(o) != len(a)
+	if n == 0 {
+		return s
+	}
+	ao, err := e.attributions(m, o, seed)
+	if err != nil {
+		return pairScore{err: err}
+	}
+	aa, err := e.attributions(m, a, seed)
+	if err != nil {
+		return pairScore{err: err}
+	}
+	var tau, ti float64
+	tauN := 0
+	for c := range ao {
+		x, y := ao[c][:n], aa[c][:n]
+		v, err := metrics.TopKIntersection(x, y, e.k)
+		if err != nil {
+			return pairScore{err: err}
+		}
+		ti += v
+		if t, err := metrics.KendallTauB(x, y); err == nil {
+			tau += t
+			tauN++
+		} else if errors.Is(err, metrics.ErrTauUndefined) || n < 2 {
+			s.undef++
+		} else {
+			return pairScore{err: err}
+		}
+	}
+	s.explainedOK = true
+	s.ti = ti / float64(len(ao))
+	if tauN > 0 {
+		s.tau, s.tauOK = tau/float64(tauN), true
+	}
+	return s
+}
+
+func (a *Agreement) print(w io.Writer) {
+	fmt.Fprintf(w, "  %s agreement over %d successful attacks (class-averaged, position-aligned):\n", a.Method, a.Pairs)
+	fmt.Fprintf(w, "    kendall tau:            %6.4f (%d pairs; %d undefined class τ skipped)\n", a.KendallTau, a.TauPairs, a.TauUndefined)
+	fmt.Fprintf(w, "    top-%d intersection:     %6.4f\n", a.K, a.TopK)
+	if a.LengthMismatch > 0 {
+		fmt.Fprintf(w, "    length mismatches:      %d (compared on the shorter length)\n", a.LengthMismatch)
+	}
+}

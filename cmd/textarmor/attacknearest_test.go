@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/synth"
+)
+
+// writeVectors writes GloVe-style text vectors for the generated task: the
+// words of a synonym group lie close to the group's own random direction,
+// the neutral words are random.
+func writeVectors(t *testing.T, path string) {
+	t.Helper()
+	const dim = 12
+	rng := rand.New(rand.NewSource(7))
+	randVec := func() []float64 {
+		v := make([]float64, dim)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		return v
+	}
+	var b strings.Builder
+	put := func(w string, v []float64) {
+		b.WriteString(w)
+		for _, x := range v {
+			fmt.Fprintf(&b, " %.5f", x)
+		}
+		b.WriteByte('\n')
+	}
+	lex := synth.DefaultLexicon()
+	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
+		for _, g := range groups {
+			base := randVec()
+			for _, w := range g {
+				v := randVec()
+				for i := range v {
+					v[i] = base[i] + 0.2*v[i]
+				}
+				put(w, v)
+			}
+		}
+	}
+	for _, w := range lex.Neutral {
+		put(w, randVec())
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestAttackVectorsNearestAndShow(t *testing.T) {
+	dir := t.TempDir()
+	tr, te, vec := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "vec.txt")
+	writeCSV(t, tr, 300, 1)
+	writeCSV(t, te, 40, 3)
+	writeVectors(t, vec)
+	mdir := filepath.Join(dir, "model")
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
+		"--epochs", "3", "--batch", "32", "--lr", "0.01", "--out", mdir, "--quiet"); code != 0 {
+		t.Fatalf("train exit %d: %s", code, stderr)
+	}
+	runs := filepath.Join(dir, "runs")
+	if err := os.Mkdir(runs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	attackRun := func(recipe, out string, extra ...string) (map[string]any, string) {
+		t.Helper()
+		// No --synonyms and no --data: the substitutes must come from --vectors.
+		args := append([]string{"attack", "--model", mdir, "--test", te, "--recipe", recipe, "--vectors", vec,
+			"--n", "20", "--workers", "2", "--json", "--quiet", "--out", filepath.Join(runs, out)}, extra...)
+		code, stdout, stderr := runCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		var rep map[string]any
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatalf("--json output %q: %v", stdout, err)
+		}
+		return rep, stderr
+	}
+	devs := func(rep map[string]any) string {
+		b, _ := json.Marshal(rep["deviations"])
+		return string(b)
+	}
+
+	rep, stderr := attackRun("textfooler", "a.csv", "--show", "--color", "never")
+	if strings.Contains(devs(rep), "substitutes") {
+		t.Errorf("textfooler with --vectors (k=50, cos 0.5) still lists a substitute deviation: %s", devs(rep))
+	}
+	if !strings.Contains(stderr, "nearest neighbours:") || strings.Contains(stderr, "cached in") {
+		t.Errorf("first run should compute the table: %s", stderr)
+	}
+	if got := strings.Count(stderr, "--- example "); got != 20 {
+		t.Errorf("--show printed %d examples, want 20:\n%s", got, stderr)
+	}
+	if rep["successful"].(float64) > 0 && !strings.Contains(stderr, "[[") {
+		t.Errorf("--show --color never: no [[word]] marks:\n%s", stderr)
+	}
+	if strings.Contains(stderr, "\x1b[") {
+		t.Errorf("--color never wrote escape codes")
+	}
+	cached, _ := filepath.Glob(filepath.Join(runs, "knn-*-k50-cos0.5.json"))
+	if len(cached) != 1 {
+		t.Fatalf("neighbour cache next to --out: %v", cached)
+	}
+
+	// Second run: the cache is used, and the results are the same.
+	rep2, stderr2 := attackRun("textfooler", "b.csv")
+	if !strings.Contains(stderr2, "cached in") {
+		t.Errorf("second run did not use the cache: %s", stderr2)
+	}
+	for _, k := range []string{"successful", "failed", "skipped", "avg_queries"} {
+		if rep[k] != rep2[k] {
+			t.Errorf("%s: %v with a fresh table, %v from the cache", k, rep[k], rep2[k])
+		}
+	}
+
+	// GA takes Alzantot's k = 8, cosine ≥ 0.75 unless told otherwise.
+	rep, _ = attackRun("ga", "c.csv")
+	if d := devs(rep); !strings.Contains(d, "cosine ≥ 0.75 (the same for unit vectors") {
+		t.Errorf("ga deviations: %s", d)
+	}
+	if cached, _ := filepath.Glob(filepath.Join(runs, "knn-*-k8-cos0.75.json")); len(cached) != 1 {
+		t.Errorf("ga cache: %v", cached)
+	}
+	rep, _ = attackRun("pso", "d.csv", "--nn-k", "5", "--nn-cos", "0.6")
+	if d := devs(rep); !strings.Contains(d, "the 5 nearest neighbours with cosine ≥ 0.6 in vec.txt instead of HowNet") {
+		t.Errorf("pso deviations: %s", d)
+	}
+
+	// FTML still needs the counter-fitted sets.
+	if code, _, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "ga", "--protocol", "ftml",
+		"--vectors", vec, "--n", "2", "--quiet"); code == 0 || !strings.Contains(stderr, "synonyms") {
+		t.Errorf("ftml ga without --synonyms: exit %d %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "ga", "--vectors", vec,
+		"--nn-k", "0", "--quiet"); code != 2 {
+		t.Errorf("--nn-k 0: exit %d %s", code, stderr)
+	}
+	if code, _, _ := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "ga", "--vectors", vec,
+		"--show", "--color", "purple", "--quiet"); code != 2 {
+		t.Errorf("--color purple: exit %d", code)
+	}
+}
+
+func TestWordDiffAndShow(t *testing.T) {
+	a, b := wordDiff("the film was great , truly", "the movie was great , really")
+	want := []bool{false, true, false, false, false, true}
+	for i := range want {
+		if a.changed[i] != want[i] || b.changed[i] != want[i] {
+			t.Fatalf("changed %v / %v, want %v", a.changed, b.changed, want)
+		}
+	}
+	// Different lengths fall back to the LCS.
+	a, b = wordDiff("a b c d", "a x y c d")
+	if fmt.Sprint(a.changed) != "[false true false false]" || fmt.Sprint(b.changed) != "[false true true false false]" {
+		t.Errorf("lcs diff %v / %v", a.changed, b.changed)
+	}
+	r := attack.Result{Index: 3, Type: attack.Successful, OriginalText: "a good film", PerturbedText: "a decent film",
+		OriginalOutput: 1, PerturbedOutput: 0, NumWords: 3, NumPerturbed: 1, NumQueries: 9}
+	var plain, col strings.Builder
+	writeShow(&plain, r, []string{"neg", "pos"}, false)
+	writeShow(&col, r, []string{"neg", "pos"}, true)
+	if want := "--- example 3: Successful (pos → neg, 1/3 words, 9 queries)\n- a [[good]] film\n+ a [[decent]] film\n"; plain.String() != want {
+		t.Errorf("plain:\n%q\nwant\n%q", plain.String(), want)
+	}
+	if !strings.Contains(col.String(), ansiBefore+"good"+ansiReset) || !strings.Contains(col.String(), ansiAfter+"decent"+ansiReset) {
+		t.Errorf("colour: %q", col.String())
+	}
+}

@@ -1,0 +1,213 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/train"
+)
+
+// FLAT spec §5 learning rates, used when --lr is not given.
+const (
+	flatLR = 0.005
+	advLR  = 0.01
+)
+
+// flatFlags configure `train --defense flat|adv`: FLAT's attack-and-train
+// rounds (spec flat.md §4) with the FLAT objective or plain cross-entropy.
+type flatFlags struct {
+	attack                     string
+	beta, gamma                float64
+	rounds, roundEpochs, perRd int
+	workers                    int
+	wordnet, vectors           string
+}
+
+// flatOnly are the flags only flat and adv take (beta and gamma: flat only).
+var flatOnly = []string{"attack", "beta", "gamma", "rounds", "round-epochs", "adv-per-round", "attack-workers", "wordnet", "vectors"}
+
+func (f *flatFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.attack, "attack", "textfooler", "flat/adv: attack that builds each round's adversarial examples: textfooler or pwws (run with --protocol flat)")
+	fs.Float64Var(&f.beta, "beta", defense.DefaultFLATBeta, "flat: weight β of the mask entropy term")
+	fs.Float64Var(&f.gamma, "gamma", defense.DefaultFLATGamma, "flat: weight γ of the importance-consistency term L_imp")
+	fs.IntVar(&f.rounds, "rounds", 4, "flat/adv: attack-and-train rounds after the --epochs clean epochs")
+	fs.IntVar(&f.roundEpochs, "round-epochs", 5, "flat/adv: training epochs per round")
+	fs.IntVar(&f.perRd, "adv-per-round", 0, "flat/adv: training examples attacked per round, drawn without replacement (0 = all; spec: all for SST-2/TREC, 10000 for IMDB/AG)")
+	fs.IntVar(&f.workers, "attack-workers", runtime.NumCPU(), "flat/adv: examples attacked in parallel (results do not depend on it)")
+	fs.StringVar(&f.wordnet, "wordnet", "", "flat/adv: WordNet dict directory (pwws; textfooler's POS tagger) (default: the attack command's)")
+	fs.StringVar(&f.vectors, "vectors", "", "flat/adv: word vectors for textfooler (50 nearest with cosine ≥ 0.5 and the embedding check), as in `attack --vectors`")
+}
+
+// checkFlag reports a flat/adv flag given with another defense.
+func (f *flatFlags) checkFlag(name, defenseName string) error {
+	for _, n := range flatOnly {
+		if name != n {
+			continue
+		}
+		if (n == "beta" || n == "gamma") && defenseName != "flat" {
+			return usageError{fmt.Errorf("--%s needs --defense flat", name)}
+		}
+		if defenseName != "flat" && defenseName != "adv" {
+			return usageError{fmt.Errorf("--%s needs --defense flat or adv", name)}
+		}
+	}
+	return nil
+}
+
+// isRounds reports whether a defense trains with attack rounds.
+func isRounds(name string) bool { return name == "flat" || name == "adv" }
+
+// prepare validates the flags, sets the model config (flat: word mask) and
+// the spec's learning rate when --lr was not given.
+func (f *flatFlags) prepare(fs *flag.FlagSet, name string, cfg *nn.Config, opt *train.Options, stderr io.Writer) error {
+	if !isRounds(name) {
+		return nil
+	}
+	if f.attack != "textfooler" && f.attack != "pwws" {
+		return usageError{fmt.Errorf("--attack %q: want textfooler or pwws", f.attack)}
+	}
+	if f.beta < 0 || f.gamma < 0 || f.rounds < 1 || f.roundEpochs < 1 || f.perRd < 0 || f.workers < 1 {
+		return usageError{fmt.Errorf("%s: need --beta, --gamma, --adv-per-round ≥ 0 and --rounds, --round-epochs, --attack-workers ≥ 1", name)}
+	}
+	if opt.Epochs < 1 {
+		return usageError{fmt.Errorf("--epochs %d: flat/adv need at least one clean epoch", opt.Epochs)}
+	}
+	lrSet := false
+	fs.Visit(func(fl *flag.Flag) { lrSet = lrSet || fl.Name == "lr" })
+	if !lrSet {
+		opt.LR = advLR
+		if name == "flat" {
+			opt.LR = flatLR
+		}
+		fmt.Fprintf(stderr, "%s: learning rate %g (FLAT spec §5; give --lr to change it)\n", name, opt.LR)
+	}
+	if name == "flat" {
+		cfg.Mask = true
+	}
+	return nil
+}
+
+// objective is FLAT's loss or plain cross-entropy (the -adv baseline).
+func (f *flatFlags) objective(name string) (train.Objective, error) {
+	if name == "adv" {
+		return train.Standard{}, nil
+	}
+	o, err := defense.NewFLAT(f.beta, f.gamma)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return o, nil
+}
+
+// info is recorded in the model's training record.
+func (f *flatFlags) info(cleanEpochs int) map[string]any {
+	return map[string]any{"attack": f.attack, "protocol": attack.ProtocolFLAT, "clean_epochs": cleanEpochs,
+		"rounds": f.rounds, "round_epochs": f.roundEpochs, "adv_per_round": f.perRd}
+}
+
+// run builds the attacker and runs the rounds; opt.Epochs is the clean
+// phase. The returned Result concatenates every phase's epochs (numbered
+// 1.. over the whole run) with the best adversarial-phase epoch.
+func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainSet, dev []dataset.Example, opt train.Options,
+	synPath, dataDir string, stderr io.Writer) (*train.Result, error) {
+	rc, err := attack.LookupRecipe(f.attack)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	wn := f.wordnet
+	if wn == "" {
+		wn = lexicon.DefaultWordNetDir()
+	}
+	nf := nearestFlags{k: 50, cos: 0.5}
+	cfg, err := attackSetup(rc, attack.ProtocolFLAT, m, synPath, dataDir, wn, f.vectors, 0, nf, nearestCacheDir(opt.Out), stderr)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(stderr, "%s: attack %s (protocol flat): %s\n", name, cfg.Recipe, cfg.Description)
+	for _, d := range cfg.Deviations {
+		fmt.Fprintf(stderr, "deviation: %s\n", d)
+	}
+	round := 0
+	atk := func(cur *model.Model, ex []dataset.Example) ([]string, error) {
+		round++
+		items := make([]attack.Example, len(ex))
+		for i, e := range ex {
+			items[i] = attack.Example{Index: i, Text: e.Text, Label: e.Label}
+		}
+		ro := attack.RunOptions{Workers: f.workers, Seed: opt.Seed + int64(round)}
+		if opt.Progress != nil {
+			ro.Progress = opt.Progress
+		}
+		rs, err := attack.RunAll(context.Background(), cfg.Attack, attack.FromModel(cur), items, ro)
+		if err != nil {
+			return nil, err
+		}
+		s := attack.Summarize(rs)
+		fmt.Fprintf(stderr, "round %d attack: %d examples, %d successful / %d failed / %d skipped, accuracy under attack %.4f\n",
+			round, s.N, s.Successful, s.Failed, s.Skipped, s.AccuracyUnderAttack)
+		texts := make([]string, len(rs))
+		for i, r := range rs {
+			// Successful: the adversarial text; failed and skipped: the
+			// runner reports the original text.
+			texts[i] = r.PerturbedText
+		}
+		return texts, nil
+	}
+	deviations := append([]string(nil), cfg.Deviations...)
+	deviations = append(deviations,
+		"each phase and round restarts the optimizer (Adam state is not carried across rounds; the reference keeps one optimizer)",
+		"a failed attack contributes the original text, not the attack's partially perturbed final text (the attack runner reports failed attacks unperturbed)")
+	opt.Info["adversarial_rounds"] = f.info(opt.Epochs)
+	opt.Info["adversarial_attack"] = cfg.Description
+	opt.Info["adversarial_deviations"] = deviations
+	res, err := defense.AdversarialRounds(m, obj, trainSet, dev, atk, defense.RoundsOptions{
+		CleanEpochs: opt.Epochs, Rounds: f.rounds, RoundEpochs: f.roundEpochs, PerRound: f.perRd,
+		Train: opt, Log: stderr,
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Record the rounds in the saved (best-dev) model.
+	best, err := model.Load(opt.Out)
+	if err != nil {
+		return nil, err
+	}
+	if best.Training == nil {
+		best.Training = map[string]any{}
+	}
+	best.Training["objective"] = obj.Name()
+	best.Training["defense"] = name
+	best.Training["round_stats"] = res.Rounds
+	best.Training["best_round"] = res.BestRound
+	if err := best.Save(opt.Out); err != nil {
+		return nil, err
+	}
+	out := &train.Result{BestDevAcc: res.BestDevAcc}
+	add := func(r *train.Result, best bool) {
+		if r == nil {
+			return
+		}
+		for _, e := range r.Epochs {
+			e.Best = best && e.Epoch == r.BestEpoch
+			e.Epoch = len(out.Epochs) + 1
+			if e.Best {
+				out.BestEpoch = e.Epoch
+			}
+			out.Epochs = append(out.Epochs, e)
+		}
+	}
+	add(res.Clean, res.BestRound < 0)
+	for i, r := range res.RoundRuns {
+		add(r, i+1 == res.BestRound)
+	}
+	return out, nil
+}

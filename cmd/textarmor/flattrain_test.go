@@ -1,0 +1,78 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/model"
+)
+
+// TestTrainFLATAndAdv trains --defense flat and adv end to end on a
+// generated task, attacking with textfooler over generated synonyms.
+func TestTrainFLATAndAdv(t *testing.T) {
+	dir := t.TempDir()
+	tr, dv, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "syn.json")
+	writeCSV(t, tr, 200, 1)
+	writeCSV(t, dv, 60, 2)
+	writeSynonyms(t, syn)
+	common := []string{"--train", tr, "--dev", dv, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
+		"--epochs", "2", "--rounds", "2", "--round-epochs", "1", "--adv-per-round", "60", "--batch", "32",
+		"--attack", "textfooler", "--synonyms", syn, "--wordnet", filepath.Join(dir, "no-wordnet"), "--attack-workers", "2", "--quiet"}
+	for _, def := range []string{"flat", "adv"} {
+		out := filepath.Join(dir, def)
+		args := append([]string{"train", "--defense", def, "--out", out}, common...)
+		if def == "flat" {
+			args = append(args, "--beta", "0.1", "--gamma", "0.001")
+		}
+		code, _, stderr := runCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", def, code, stderr)
+		}
+		t.Logf("%s:\n%s", def, stderr)
+		for _, want := range []string{"round 1 attack:", "round 2:", "learning rate"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", def, want, stderr)
+			}
+		}
+		mdl, err := model.Load(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meta := mdl.Meta
+		tr := meta.Training
+		if tr["defense"] != def || tr["adversarial_deviations"] == nil {
+			t.Errorf("%s: training record %v", def, tr)
+		}
+		wantLR := map[string]float64{"flat": 0.005, "adv": 0.01}[def]
+		if tr["lr"] != wantLR {
+			t.Errorf("%s: lr %v, want %v", def, tr["lr"], wantLR)
+		}
+		if meta.Net.Mask != (def == "flat") {
+			t.Errorf("%s: mask %v", def, meta.Net.Mask)
+		}
+		sched, _ := tr["adversarial_rounds"].(map[string]any)
+		if sched["attack"] != "textfooler" || sched["rounds"] != 2.0 || sched["adv_per_round"] != 60.0 {
+			t.Errorf("%s: schedule record %v", def, sched)
+		}
+		if st, _ := tr["round_stats"].([]any); len(st) != 2 {
+			t.Errorf("%s: round stats %v", def, tr["round_stats"])
+		}
+		if fl, _ := tr["flat"].(map[string]any); def == "flat" && (fl["beta"] != 0.1 || fl["gamma"] != 0.001) {
+			t.Errorf("flat objective record %v", tr["flat"])
+		}
+	}
+
+	// FLAT flags with another defense, and a bad attack name.
+	for _, bad := range [][]string{
+		{"--defense", "standard", "--beta", "0.1"},
+		{"--defense", "adv", "--gamma", "0.1"},
+		{"--defense", "ftml", "--rounds", "3"},
+		{"--defense", "flat", "--attack", "ga"},
+	} {
+		args := append([]string{"train", "--train", tr, "--out", filepath.Join(dir, "bad")}, bad...)
+		if code, _, stderr := runCmd(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2: %s", bad, code, stderr)
+		}
+	}
+}

@@ -1,0 +1,112 @@
+package defense
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/optim"
+	"github.com/textarmor/textarmor/train"
+)
+
+// benchSynonyms gives each id ≥ 2 up to 8 synonyms among its neighbouring
+// ids (about 70% of words have some), like the counter-fitted table's
+// coverage of a sentiment vocabulary.
+func benchSynonyms(vocab int, r *rand.Rand) *SynonymTable {
+	ids := make([][]int32, vocab)
+	for w := 2; w < vocab; w++ {
+		if r.Float64() < 0.3 {
+			continue
+		}
+		n := 1 + r.Intn(8)
+		for j := 0; j < n; j++ {
+			s := int32(2 + r.Intn(vocab-2))
+			if int(s) != w {
+				ids[w] = append(ids[w], s)
+			}
+		}
+	}
+	return NewSynonymTableIDs(ids)
+}
+
+// benchObjectives builds every objective with the spec's settings.
+func benchObjectives(syn *SynonymTable) []train.Objective {
+	cfg := DefaultConfig(syn)
+	ftml, err := NewFTML(cfg)
+	if err != nil {
+		panic(err)
+	}
+	cml, err := NewCML(cfg, 20)
+	if err != nil {
+		panic(err)
+	}
+	ibp := NewIBP(syn)
+	ibp.RampSteps = 0 // full κ and ε: the steady-state cost
+	return []train.Objective{train.Standard{}, ftml, cml, NewSEM(syn), NewASCC(syn), NewATFL(syn), ibp}
+}
+
+// benchObjectiveArch times one optimiser step (loss, backward, Adam) of
+// every objective on the same generated batch (32 texts of 200 words, a
+// 5,000-word vocabulary, the §7 architectures) and reports each one's time
+// as a multiple of standard training's (x_standard): the spec's Table 3
+// ratios without data. Run with -bench 'Objective' -benchtime 20x.
+func benchObjectiveArch(b *testing.B, arch string) {
+	const vocab, batch, length = 5000, 32, 200
+	r := rand.New(rand.NewSource(1))
+	syn := benchSynonyms(vocab, r)
+	seqs := make([][]int32, batch)
+	labels := make([]int, batch)
+	for i := range seqs {
+		seqs[i] = make([]int32, length)
+		for j := range seqs[i] {
+			seqs[i][j] = int32(2 + r.Intn(vocab-2))
+		}
+		labels[i] = r.Intn(2)
+	}
+	var stdNs float64
+	for _, obj := range benchObjectives(syn) {
+		b.Run(obj.Name(), func(b *testing.B) {
+			cfg := nn.DefaultConfig(arch)
+			cfg.VocabSize, cfg.NumClasses = vocab, 2
+			m, err := nn.New(cfg, rand.New(rand.NewSource(2)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			params := m.Params()
+			if ep, ok := obj.(train.ExtraParams); ok {
+				params = append(params, ep.Params()...)
+			}
+			opz := optim.NewAdam(optim.AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+			tp := ag.NewTape()
+			tp.Train = true
+			tp.Rng = rand.New(rand.NewSource(3))
+			bt := nn.MakeBatch(seqs, labels, m.Enc.MinLen())
+			step := func() {
+				tp.Reset()
+				out, err := obj.Loss(tp, m, bt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tp.Backward(out.Loss)
+				opz.Step(params)
+				optim.ZeroGrad(params)
+			}
+			step() // warm-up: α0, SEM's map, buffers
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				step()
+			}
+			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+			if obj.Name() == "standard" {
+				stdNs = ns
+			}
+			if stdNs > 0 {
+				b.ReportMetric(ns/stdNs, "x_standard")
+			}
+		})
+	}
+}
+
+func BenchmarkObjective(b *testing.B)       { benchObjectiveArch(b, "cnn") }
+func BenchmarkObjectiveBiLSTM(b *testing.B) { benchObjectiveArch(b, "bilstm") }
