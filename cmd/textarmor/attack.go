@@ -47,6 +47,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	nf.register(fs)
 	var sf showFlags
 	sf.register(fs)
+	shuffle := fs.Bool("shuffle", false, "attack a seeded random sample of --n examples, as --protocol ftml does, instead of the first n (which may all have one label: IMDB's test split is sorted)")
 	mergeB := fs.Bool("merge-batches", false, "merge the full forward passes of the examples in flight (--workers > 1) into one model call (same results)")
 	var ef explainFlags
 	ef.register(fs)
@@ -107,7 +108,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	for i := range order {
 		order[i] = i
 	}
-	if protocol == attack.ProtocolFTML {
+	if protocol == attack.ProtocolFTML || *shuffle {
 		order = rand.New(rand.NewSource(seed)).Perm(len(ex))
 	}
 	if n > 0 && n < len(order) {

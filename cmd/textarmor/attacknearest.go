@@ -86,11 +86,13 @@ func nearestKey(vs *text.Vectors, v *text.Vocab, k int, cos float64) string {
 			h.Write([]byte{0})
 		}
 	}
-	buf := make([]byte, 4*len(vs.Data))
-	for i, x := range vs.Data {
-		binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
+	buf := make([]byte, 4*vs.Dim)
+	for r := 0; r+vs.Dim <= len(vs.Data) && vs.Dim > 0; r += vs.Dim {
+		for i, x := range vs.Data[r : r+vs.Dim] {
+			binary.LittleEndian.PutUint32(buf[4*i:], math.Float32bits(x))
+		}
+		h.Write(buf)
 	}
-	h.Write(buf)
 	return fmt.Sprintf("knn-%s-k%d-cos%s", hex.EncodeToString(h.Sum(nil))[:16], k, strconv.FormatFloat(cos, 'g', -1, 64))
 }
 

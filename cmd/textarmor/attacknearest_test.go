@@ -16,7 +16,7 @@ import (
 // writeVectors writes GloVe-style text vectors for the generated task: the
 // words of a synonym group lie close to the group's own random direction,
 // the neutral words are random.
-func writeVectors(t *testing.T, path string) {
+func writeVectors(t testing.TB, path string) {
 	t.Helper()
 	const dim = 12
 	rng := rand.New(rand.NewSource(7))
@@ -58,7 +58,8 @@ func writeVectors(t *testing.T, path string) {
 
 func TestAttackVectorsNearestAndShow(t *testing.T) {
 	dir := t.TempDir()
-	tr, te, vec := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "vec.txt")
+	tr, te, vec, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "vec.txt"), filepath.Join(dir, "syn.json")
+	writeSynonyms(t, syn)
 	writeCSV(t, tr, 300, 1)
 	writeCSV(t, te, 40, 3)
 	writeVectors(t, vec)
@@ -134,6 +135,28 @@ func TestAttackVectorsNearestAndShow(t *testing.T) {
 	rep, _ = attackRun("pso", "d.csv", "--nn-k", "5", "--nn-cos", "0.6")
 	if d := devs(rep); !strings.Contains(d, "the 5 nearest neighbours with cosine ≥ 0.6 in vec.txt instead of HowNet") {
 		t.Errorf("pso deviations: %s", d)
+	}
+
+	// --shuffle draws the same seeded sample as --protocol ftml.
+	indexes := func(name string) string {
+		rs, _, err := attack.ReadCSV(filepath.Join(runs, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ix []int
+		for _, r := range rs {
+			ix = append(ix, r.Index)
+		}
+		return fmt.Sprint(ix)
+	}
+	attackRun("pso", "e.csv", "--n", "6", "--shuffle", "--seed", "4")
+	attackRun("pso", "f.csv", "--n", "6")
+	if code, _, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "ga", "--protocol", "ftml", "--synonyms", syn,
+		"--n", "6", "--seed", "4", "--quiet", "--out", filepath.Join(runs, "g.csv")); code != 0 {
+		t.Fatalf("ftml: %s", stderr)
+	}
+	if e, f, g := indexes("e.csv"), indexes("f.csv"), indexes("g.csv"); e != g || f != "[0 1 2 3 4 5]" {
+		t.Errorf("--shuffle sample %s, ftml sample %s, first n %s", e, g, f)
 	}
 
 	// FTML still needs the counter-fitted sets.

@@ -39,7 +39,15 @@ func timeIt(minTime time.Duration, f func()) float64 {
 }
 
 func runBench(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [flags]", stderr)
+	if len(args) > 0 {
+		switch args[0] {
+		case "defenses":
+			return runBenchDefenses(args[1:], stdout, stderr)
+		case "ftml-table":
+			return runBenchFTMLTable(args[1:], stdout, stderr)
+		}
+	}
+	fs := newFlags("bench", "bench [defenses|ftml-table] [flags]", stderr)
 	var blasName string
 	var asJSON bool
 	var minTime time.Duration

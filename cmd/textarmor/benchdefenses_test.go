@@ -1,0 +1,127 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/synth"
+)
+
+func TestBenchDefenses(t *testing.T) {
+	dir := t.TempDir()
+	tr, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "nb.json")
+	writeCSV(t, tr, 200, 1)
+	writeNeighbors(t, syn)
+	args := []string{"bench", "defenses", "--train", tr, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
+		"--n", "100", "--batch", "32", "--synonyms", syn, "--atfl-steps", "3", "--defenses", "ftml,sem,atfl,ibp"}
+	// Baseline flags are not part of bench defenses: the defaults are the spec's.
+	if code, _, _ := runCmd(t, args...); code != 2 {
+		t.Fatalf("unknown flag --atfl-steps accepted")
+	}
+	args = append(args[:len(args)-4], "--defenses", "ftml,sem,ibp", "--json")
+	code, stdout, stderr := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var out struct {
+		N    int             `json:"n"`
+		Rows []defenseTiming `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	var names []string
+	for _, r := range out.Rows {
+		names = append(names, r.Defense)
+		if r.Seconds <= 0 || r.Steps != 4 || r.Ratio <= 0 {
+			t.Errorf("row %+v", r)
+		}
+	}
+	if got := strings.Join(names, ","); got != "standard,ftml,sem,ibp,standard" || out.N != 100 {
+		t.Errorf("rows %s, n %d", got, out.N)
+	}
+	if out.Rows[0].Ratio != 1 || !out.Rows[4].Repeat {
+		t.Errorf("standard ratio %v, repeat %v", out.Rows[0].Ratio, out.Rows[4].Repeat)
+	}
+	// Markdown.
+	code, stdout, stderr = runCmd(t, args[:len(args)-1]...)
+	if code != 0 || !strings.Contains(stdout, "| ftml |") || !strings.Contains(stdout, "| standard (repeat) |") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	if code, _, _ := runCmd(t, "bench", "defenses", "--train", tr, "--defenses", "nope"); code != 2 {
+		t.Errorf("unknown defense: exit %d, want 2", code)
+	}
+}
+
+func TestBenchFTMLTable(t *testing.T) {
+	dir := t.TempDir()
+	syn := filepath.Join(dir, "nb.json")
+	writeNeighbors(t, syn)
+	old := ftmlTableData
+	defer func() { ftmlTableData = old }()
+	loads := 0
+	ftmlTableData = func(string) (*dataset.Dataset, dataset.Preset, error) {
+		loads++
+		ds := synth.SentimentDataset(120, 0, 40, 5)
+		return ds, dataset.Preset{Name: "synth", Tokenizer: "whitespace", MaxLen: 30, MinCount: 1}, nil
+	}
+	out := filepath.Join(dir, "tab")
+	args := []string{"bench", "ftml-table", "--data", dir, "--synonyms", syn, "--model", "cnn", "--out", out, "--quick",
+		"--defenses", "standard,ftml,sem,ibp", "--attacks", "pwws,hla", "--n", "6", "--workers", "2"}
+	code, stdout, stderr := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"| standard |", "| ftml |", "HLA†", "(89.7)", "(81.1)"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	var tab struct {
+		Cells []tableCell `json:"cells"`
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "cnn", "table.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &tab); err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Cells) != 4*3 {
+		t.Fatalf("%d cells, want 12", len(tab.Cells))
+	}
+	for _, c := range tab.Cells {
+		if c.Accuracy < 0 || c.Accuracy > 100 || (c.Column != "clean" && c.N != 6) {
+			t.Errorf("cell %+v", c)
+		}
+	}
+	// Resumable: a rerun skips every existing cell; removing one recomputes
+	// just that one, with the same value.
+	cell := filepath.Join(out, "cnn", "ftml", "pwws.json")
+	before, _ := os.ReadFile(cell)
+	if err := os.Remove(cell); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(filepath.Join(out, "cnn", "ftml", "pwws.csv"))
+	code, _, stderr = runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("rerun exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stderr, "training standard") || strings.Count(stderr, "ftml-table: ") != 1+4+1 {
+		t.Errorf("rerun did more than the missing cell:\n%s", stderr)
+	}
+	after, _ := os.ReadFile(cell)
+	var a, b tableCell
+	json.Unmarshal(before, &a)
+	json.Unmarshal(after, &b)
+	if a.Accuracy != b.Accuracy {
+		t.Errorf("recomputed cell %v, was %v", b.Accuracy, a.Accuracy)
+	}
+	if loads != 2 {
+		t.Errorf("loader called %d times", loads)
+	}
+}

@@ -1,0 +1,472 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/text"
+	"github.com/textarmor/textarmor/train"
+)
+
+// ftmlTableData loads the data of `bench ftml-table`: IMDB with the FTML
+// preprocessing (spec §6/§8: ftml tokenizer, 512 words, the 50,000 most
+// frequent training words). Tests replace it with a generated dataset.
+var ftmlTableData = func(dataDir string) (*dataset.Dataset, dataset.Preset, error) {
+	d := dataFlags{name: "imdb", dir: dataDir, tokenizer: "ftml", maxLen: 512, minCount: 1, maxVoc: 50000}
+	return d.load()
+}
+
+// tableRecipe is one defense's training recipe as `train` flags.
+type tableRecipe struct {
+	Defense string
+	Epochs  int
+	Args    []string // besides --epochs
+}
+
+// ftmlRecipes are the spec's recipes (§6, §13); ASCC's epochs and batch are
+// not in the spec (chosen: 10 epochs like ATFL, the standard optimiser).
+func ftmlRecipes() []tableRecipe {
+	std := []string{"--batch", "64", "--lr", "1e-3"}
+	return []tableRecipe{
+		{"standard", 2, std},
+		{"ftml", 20, []string{"--batch", "32", "--lr", "5e-4", "--lr-decay-epochs", "16"}},
+		{"sem", 2, std},
+		{"ascc", 10, std},
+		{"atfl", 10, append([]string{"--atfl-steps", "30"}, std...)},
+		{"ibp", 60, append([]string{"--ibp-ramp-epochs", "40"}, std...)},
+	}
+}
+
+// quickRecipe shrinks a recipe for --quick: one or two epochs.
+func quickRecipe(r tableRecipe) tableRecipe {
+	q := tableRecipe{Defense: r.Defense, Epochs: 1}
+	for i := 0; i < len(r.Args); i += 2 {
+		switch r.Args[i] {
+		case "--lr-decay-epochs":
+		case "--ibp-ramp-epochs":
+			q.Args = append(q.Args, r.Args[i], "1")
+		default:
+			q.Args = append(q.Args, r.Args[i], r.Args[i+1])
+		}
+	}
+	if r.Defense == "ftml" || r.Defense == "ibp" {
+		q.Epochs = 2
+	}
+	return q
+}
+
+// paperTable1IMDB holds the spec's Table 1 IMDB cells (clean, pwws, ga, pso,
+// hla) for the CNN and LSTM columns.
+var paperTable1IMDB = map[string]map[string][5]float64{
+	"cnn": {"standard": {89.7, 0.6, 2.6, 1.4, 17.7}, "ibp": {81.7, 75.9, 76.0, 75.9, 76.6}, "atfl": {85.0, 63.6, 66.8, 64.7, 72.8},
+		"sem": {87.6, 62.2, 63.5, 61.5, 70.5}, "ascc": {84.8, 74.0, 75.5, 74.5, 77.6}, "ftml": {88.1, 81.1, 81.4, 81.1, 82.4}},
+	"lstm": {"standard": {89.1, 0.2, 1.6, 0.3, 8.7}, "ibp": {77.6, 67.5, 67.8, 67.6, 68.2}, "atfl": {85.1, 72.2, 75.5, 74.0, 77.7},
+		"sem": {86.8, 61.9, 63.7, 62.2, 70.8}, "ascc": {84.3, 74.2, 76.8, 75.5, 79.5}, "ftml": {87.2, 79.0, 79.2, 78.8, 79.7}},
+}
+
+var tableAttackOrder = []string{"pwws", "ga", "pso", "hla"}
+
+// tableCell is one result file of the table.
+type tableCell struct {
+	Defense  string   `json:"defense"`
+	Column   string   `json:"column"` // clean or an attack recipe
+	Accuracy float64  `json:"accuracy"`
+	N        int      `json:"n"`
+	Summary  any      `json:"summary,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
+	Seconds  float64  `json:"seconds"`
+}
+
+type ftmlTable struct {
+	out, arch, dataDir, synPath, vecPath string
+	quick                                bool
+	n, trainN, cleanN, workers           int
+	seed                                 int64
+	nf                                   netFlags
+	stderr                               io.Writer
+	ds                                   *dataset.Dataset
+	preset                               dataset.Preset
+	vocab                                *text.Vocab
+	nb                                   *lexicon.Neighbors
+}
+
+// runBenchFTMLTable implements `bench ftml-table` (spec §11 Table 1, §10).
+func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench ftml-table", "bench ftml-table --data DIR --model cnn|bilstm --out DIR [--quick] [flags]", stderr)
+	tb := &ftmlTable{stderr: stderr}
+	var defList, atkList string
+	fs.StringVar(&tb.dataDir, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
+	fs.StringVar(&tb.arch, "model", "cnn", "architecture: cnn or bilstm (the LSTM columns)")
+	fs.StringVar(&tb.out, "out", "ftml-table", "output folder: models, one result file per cell, table.md, table.json (rerun to resume)")
+	fs.BoolVar(&tb.quick, "quick", false, "smoke run: 1-2 epochs per defense on 2,000 training examples, 200 attacked examples, clean accuracy on 1,000 test examples")
+	fs.StringVar(&defList, "defenses", "standard,ftml,sem,ascc,atfl,ibp", "defenses (rows)")
+	fs.StringVar(&atkList, "attacks", strings.Join(tableAttackOrder, ","), "attack recipes (columns), run with --protocol ftml")
+	fs.IntVar(&tb.n, "n", 0, "attacked test examples, a seeded permutation's first n (default 1000; quick 200)")
+	fs.IntVar(&tb.trainN, "train-n", -1, "train on a seeded subset of this many examples (0 = all; default all, quick 2000)")
+	fs.IntVar(&tb.cleanN, "clean-n", -1, "clean accuracy on the first n of the test permutation (0 = the whole test set; default all, quick 1000)")
+	fs.Int64Var(&tb.seed, "seed", 0, "seed of the attack sample (spec: 0) and of the attacks")
+	fs.IntVar(&tb.workers, "workers", runtime.NumCPU(), "examples attacked in parallel")
+	fs.StringVar(&tb.synPath, "synonyms", "", "counter-fitted neighbour JSON (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
+	fs.StringVar(&tb.vecPath, "vectors", "", "word vectors for HLA's USE stand-in (default: the attacked model's embedding table)")
+	embeddings := fs.String("embeddings", "", "initial word vectors for every model (spec: GloVe 300-d); default random")
+	blasName := fs.String("blas", "", "BLAS backend (default: the build's)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if tb.arch != "cnn" && tb.arch != "bilstm" {
+		return usageError{fmt.Errorf("--model %q: want cnn or bilstm", tb.arch)}
+	}
+	if err := useBLAS(*blasName); err != nil {
+		return err
+	}
+	pick := func(v, full, quick int) int {
+		switch {
+		case v >= 0 && (v != 0 || full == 0):
+			return v
+		case tb.quick:
+			return quick
+		}
+		return full
+	}
+	tb.n = pick(tb.n, 1000, 200)
+	if tb.n == 0 {
+		tb.n = 1000
+	}
+	tb.trainN = pick(tb.trainN, 0, 2000)
+	tb.cleanN = pick(tb.cleanN, 0, 1000)
+	recipes := map[string]tableRecipe{}
+	for _, r := range ftmlRecipes() {
+		if tb.quick {
+			r = quickRecipe(r)
+		}
+		recipes[r.Defense] = r
+	}
+	var defs, atks []string
+	for _, d := range splitList(defList) {
+		if _, ok := recipes[d]; !ok {
+			return usageError{fmt.Errorf("--defenses: %q has no Table 1 recipe (valid: standard, ftml, sem, ascc, atfl, ibp)", d)}
+		}
+		defs = append(defs, d)
+	}
+	for _, a := range splitList(atkList) {
+		rc, err := attack.LookupRecipe(a)
+		if err != nil {
+			return usageError{err}
+		}
+		atks = append(atks, rc.Name)
+	}
+	fl := flag.NewFlagSet("net", flag.ContinueOnError)
+	tb.nf.register(fl)
+	netArgs := []string{"--model", tb.arch}
+	if *embeddings != "" {
+		netArgs = append(netArgs, "--embeddings", *embeddings)
+	}
+	if err := fl.Parse(netArgs); err != nil {
+		return err
+	}
+	tb.out = filepath.Join(tb.out, tb.arch)
+	if err := os.MkdirAll(tb.out, 0o755); err != nil {
+		return err
+	}
+	var err error
+	if tb.ds, tb.preset, err = ftmlTableData(tb.dataDir); err != nil {
+		return err
+	}
+	tok, err := text.NewTokenizer(tb.preset.Tokenizer)
+	if err != nil {
+		return err
+	}
+	tb.vocab = train.BuildVocab(tok, tb.ds.Train, tb.preset.MinCount, tb.preset.MaxVocab)
+	if tb.synPath == "" {
+		tb.synPath = defaultSynonyms(tb.dataDir)
+	}
+	if tb.nb, err = lexicon.LoadNeighbors(tb.synPath); err != nil {
+		return fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)
+	}
+	fmt.Fprintf(stderr, "ftml-table: %s %s, %d train / %d test, vocabulary %d, %s tokenizer, max length %d; attack sample %d (seed %d); output %s\n",
+		tb.ds.Name, tb.arch, len(tb.ds.Train), len(tb.ds.Test), tb.vocab.Len(), tb.preset.Tokenizer, tb.preset.MaxLen, tb.n, tb.seed, tb.out)
+	for _, d := range defs {
+		m, err := tb.trainDefense(recipes[d])
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		if err := tb.cell(d, "clean", func() (tableCell, error) { return tb.clean(m) }); err != nil {
+			return err
+		}
+		for _, a := range atks {
+			if err := tb.cell(d, a, func() (tableCell, error) { return tb.attack(m, d, a) }); err != nil {
+				return err
+			}
+		}
+		if err := tb.writeTable(stdout, defs, atks, recipes, false); err != nil {
+			return err
+		}
+	}
+	return tb.writeTable(stdout, defs, atks, recipes, true)
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// trainDefense trains one row's model, or loads it when a finished one is
+// there (a half-trained run resumes from its checkpoint).
+func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
+	dir := filepath.Join(tb.out, r.Defense, "model")
+	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(tb.out, r.Defense, "trained.json")); err == nil {
+		fmt.Fprintf(tb.stderr, "ftml-table: %s: model exists, skipping training\n", r.Defense)
+		return model.Load(dir)
+	}
+	var dfl defenseFlags
+	var opt train.Options
+	fs := flag.NewFlagSet("recipe", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dfl.register(fs)
+	var decay string
+	fs.IntVar(&opt.Epochs, "epochs", 0, "")
+	fs.IntVar(&opt.BatchSize, "batch", 64, "")
+	fs.Float64Var(&opt.LR, "lr", 1e-3, "")
+	fs.StringVar(&decay, "lr-decay-epochs", "", "")
+	args := append([]string{"--defense", r.Defense, "--epochs", fmt.Sprint(r.Epochs)}, r.Args...)
+	if r.Defense != "standard" {
+		args = append(args, "--synonyms", tb.synPath)
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := dfl.check(fs); err != nil {
+		return nil, err
+	}
+	if decay != "" {
+		var e int
+		if _, err := fmt.Sscan(decay, &e); err != nil {
+			return nil, err
+		}
+		opt.DecayEpochs = []int{e}
+	}
+	cfg, err := tb.nf.config()
+	if err != nil {
+		return nil, err
+	}
+	const seed = 42 // spec §6 training seed
+	var vecs *text.Vectors
+	if tb.nf.embeddings != "" {
+		if vecs, err = text.LoadVectors(tb.nf.embeddings, tb.vocab); err != nil {
+			return nil, err
+		}
+		cfg.EmbedDim = vecs.Dim
+	}
+	m, err := model.New(model.Meta{Net: cfg, Tokenizer: tb.preset.Tokenizer, MaxLen: tb.preset.MaxLen, Classes: tb.ds.Classes},
+		tb.vocab, rand.New(rand.NewSource(seed)))
+	if err != nil {
+		return nil, err
+	}
+	if vecs != nil {
+		table := m.Net.Emb.W.Value.Data
+		for id := 2; id < tb.vocab.Len(); id++ {
+			if vecs.Found[id] {
+				copy(table[id*vecs.Dim:(id+1)*vecs.Dim], vecs.Row(int32(id)))
+			}
+		}
+	}
+	obj, err := dfl.objective(m, tb.dataDir, tb.stderr)
+	if err != nil {
+		return nil, err
+	}
+	sub := seededSubset(tb.ds.Train, tb.trainN, seed)
+	opt.Seed, opt.Out, opt.Resume, opt.Progress = seed, dir, true, tb.stderr
+	opt.LogPath = filepath.Join(tb.out, r.Defense, "train.log.jsonl")
+	opt.Info = map[string]any{"dataset": tb.ds.Name, "arch": cfg.Arch, "defense": obj.Name(), "table_recipe": args, "train_n": len(sub)}
+	if in, ok := obj.(interface{ Info() map[string]any }); ok {
+		opt.Info[obj.Name()] = in.Info()
+	}
+	if err := dfl.bl.setupRun(obj, m, sub, opt); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(tb.stderr, "ftml-table: training %s: textarmor train %s (%d examples, last epoch kept, spec A13)\n",
+		r.Defense, strings.Join(args, " "), len(sub))
+	// No dev set: train.Run then keeps the last epoch (spec §14 A13).
+	res, err := train.Run(m, obj, train.Encode(m, sub), nil, opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeJSON(filepath.Join(tb.out, r.Defense, "trained.json"), map[string]any{"recipe": args, "train_n": len(sub),
+		"epochs": res.Epochs}); err != nil {
+		return nil, err
+	}
+	return model.Load(dir)
+}
+
+// cell computes one result unless its file exists.
+func (tb *ftmlTable) cell(def, col string, f func() (tableCell, error)) error {
+	path := filepath.Join(tb.out, def, col+".json")
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	}
+	start := time.Now()
+	c, err := f()
+	if err != nil {
+		return fmt.Errorf("%s/%s: %w", def, col, err)
+	}
+	c.Defense, c.Column, c.Seconds = def, col, time.Since(start).Seconds()
+	fmt.Fprintf(tb.stderr, "ftml-table: %s %s: %.1f%% (%d examples, %.0fs)\n", def, col, c.Accuracy, c.N, c.Seconds)
+	return writeJSON(path, c)
+}
+
+func (tb *ftmlTable) clean(m *model.Model) (tableCell, error) {
+	ex := tb.ds.Test
+	note := "entire test set"
+	if tb.cleanN > 0 && tb.cleanN < len(ex) {
+		ex = seededSubset(ex, tb.cleanN, tb.seed)
+		note = fmt.Sprintf("first %d of the seeded test permutation (not the entire test set)", len(ex))
+	}
+	acc := train.Accuracy(m.Net, train.Encode(m, ex))
+	return tableCell{Accuracy: 100 * acc, N: len(ex), Notes: []string{note}}, nil
+}
+
+func (tb *ftmlTable) attack(m *model.Model, def, recipe string) (tableCell, error) {
+	rc, err := attack.LookupRecipe(recipe)
+	if err != nil {
+		return tableCell{}, err
+	}
+	res := attack.Resources{Synonyms: tb.nb.Restrict(m.Vocab)}
+	if rc.Name == "hla" {
+		// The USE stand-in: mean word-vector cosine over --vectors, else
+		// over the attacked model's own embedding table.
+		tab := &attack.VectorTable{Label: "model embedding table", Vocab: m.Vocab, Dim: m.Net.Emb.W.Value.Shape[1], Data: m.Net.Emb.W.Value.Data}
+		if tb.vecPath != "" {
+			vs, err := text.LoadVectors(tb.vecPath, m.Vocab)
+			if err != nil {
+				return tableCell{}, fmt.Errorf("--vectors: %w", err)
+			}
+			tab = attack.TableFromVectors(filepath.Base(tb.vecPath), m.Vocab, vs)
+		}
+		res.Encoder = attack.MeanVectorEncoder{Table: tab}
+	}
+	cfg, err := rc.Build(attack.ProtocolFTML, res)
+	if err != nil {
+		return tableCell{}, err
+	}
+	order := rand.New(rand.NewSource(tb.seed)).Perm(len(tb.ds.Test))
+	if tb.n < len(order) {
+		order = order[:tb.n]
+	}
+	items := make([]attack.Example, len(order))
+	for k, i := range order {
+		items[k] = attack.Example{Index: i, Text: tb.ds.Test[i].Text, Label: tb.ds.Test[i].Label}
+	}
+	csvPath := filepath.Join(tb.out, def, recipe+".csv")
+	_, statErr := os.Stat(csvPath)
+	opt := attack.RunOptions{Workers: tb.workers, Seed: tb.seed, CSV: csvPath, Resume: statErr == nil, Progress: tb.stderr}
+	rs, err := attack.RunAll(context.Background(), cfg.Attack, attack.FromModel(m), items, opt)
+	if err != nil {
+		return tableCell{}, err
+	}
+	sum := attack.Summarize(rs)
+	notes := append([]string{cfg.Description}, cfg.Deviations...)
+	if rc.Name == "hla" {
+		notes = append(notes, "HLA is a deviation: the Universal Sentence Encoder is replaced by mean word-vector cosine (spec §14 A11)")
+	}
+	// Spec §10: 100·(1 − (n_mis + n_succ)/n) = failed / n.
+	return tableCell{Accuracy: 100 * sum.AccuracyUnderAttack, N: sum.N, Summary: sum, Notes: notes}, nil
+}
+
+// writeTable writes table.md and table.json from the cell files present,
+// and prints the markdown when final.
+func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes map[string]tableRecipe, final bool) error {
+	paperCol := map[string]int{"clean": 0, "pwws": 1, "ga": 2, "pso": 3, "hla": 4}
+	paperArch := map[string]string{"cnn": "cnn", "bilstm": "lstm"}[tb.arch]
+	cols := append([]string{"clean"}, atks...)
+	var b strings.Builder
+	fmt.Fprintf(&b, "# FTML Table 1 — IMDB, %s%s\n\n", tb.arch, map[bool]string{true: " (quick run: not comparable to the paper)"}[tb.quick])
+	fmt.Fprintf(&b, "Accuracy (%%): clean on %s; attacks = after-attack accuracy on %d seeded test examples (seed %d), protocol ftml. "+
+		"In brackets: the paper's value (spec §11). HLA† uses a word-vector stand-in for USE (deviation).\n\n",
+		map[bool]string{true: fmt.Sprintf("%d seeded test examples", tb.cleanN), false: "the entire test set"}[tb.cleanN > 0], tb.n, tb.seed)
+	b.WriteString("| Defense | recipe |")
+	for _, c := range cols {
+		name := strings.ToUpper(c)
+		if c == "clean" {
+			name = "Clean"
+		} else if c == "hla" {
+			name = "HLA†"
+		}
+		b.WriteString(" " + name + " |")
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	var cells []tableCell
+	for _, d := range defs {
+		r := recipes[d]
+		fmt.Fprintf(&b, "| %s | %d ep %s |", d, r.Epochs, strings.Join(r.Args, " "))
+		for _, c := range cols {
+			var cell tableCell
+			raw, err := os.ReadFile(filepath.Join(tb.out, d, c+".json"))
+			if err == nil {
+				err = json.Unmarshal(raw, &cell)
+			}
+			switch {
+			case errors.Is(err, os.ErrNotExist):
+				b.WriteString(" — |")
+				continue
+			case err != nil:
+				return err
+			}
+			cells = append(cells, cell)
+			paper := ""
+			if p, ok := paperTable1IMDB[paperArch][d]; ok {
+				if i, ok := paperCol[c]; ok {
+					paper = fmt.Sprintf(" (%.1f)", p[i])
+				}
+			}
+			fmt.Fprintf(&b, " %.1f%s |", cell.Accuracy, paper)
+		}
+		b.WriteString("\n")
+	}
+	if err := os.WriteFile(filepath.Join(tb.out, "table.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	if err := writeJSON(filepath.Join(tb.out, "table.json"), map[string]any{"dataset": tb.ds.Name, "arch": tb.arch, "quick": tb.quick,
+		"n": tb.n, "clean_n": tb.cleanN, "train_n": tb.trainN, "seed": tb.seed, "blas": tensor.BackendName(), "cells": cells,
+		"paper": paperTable1IMDB[paperArch]}); err != nil {
+		return err
+	}
+	if final {
+		fmt.Fprint(stdout, b.String())
+	}
+	return nil
+}
+
+func writeJSON(path string, v any) error {
+	raw, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
