@@ -1,9 +1,11 @@
 package defense
 
 import (
+	"maps"
 	"math"
 	"math/rand"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
@@ -19,12 +21,8 @@ import (
 func synthNeighbors() *lexicon.Neighbors {
 	n := lexicon.NewNeighbors("synth")
 	lex := synth.DefaultLexicon()
-	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
-		for _, g := range groups {
-			for _, w := range g {
-				n.Set(w, g)
-			}
-		}
+	for _, w := range slices.Sorted(maps.Keys(lex.Synonyms())) {
+		n.Set(w, lex.Synonyms()[w])
 	}
 	return n
 }

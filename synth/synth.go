@@ -101,3 +101,21 @@ func SentimentDataset(train, dev, test int, seed int64) *dataset.Dataset {
 		Notes:   []string{fmt.Sprintf("generated: %d/%d/%d examples, seed %d, 2%% label noise in train", train, dev, test, seed)},
 	}
 }
+
+// Synonyms maps every sentiment word to the other words of its group: the
+// generated task's ground-truth synonym table.
+func (l Lexicon) Synonyms() map[string][]string {
+	out := map[string][]string{}
+	for _, groups := range [][][]string{l.Positive, l.Negative} {
+		for _, g := range groups {
+			for _, w := range g {
+				for _, u := range g {
+					if u != w {
+						out[w] = append(out[w], u)
+					}
+				}
+			}
+		}
+	}
+	return out
+}

@@ -15,18 +15,7 @@ import (
 func writeSynonyms(t *testing.T, path string) {
 	t.Helper()
 	lex := synth.DefaultLexicon()
-	m := map[string][]string{}
-	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
-		for _, g := range groups {
-			for _, w := range g {
-				for _, u := range g {
-					if u != w {
-						m[w] = append(m[w], u)
-					}
-				}
-			}
-		}
-	}
+	m := lex.Synonyms()
 	b, _ := json.Marshal(m)
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)

@@ -36,14 +36,7 @@ func BenchmarkAttackCLI(b *testing.B) {
 		}
 	}
 	lex := synth.DefaultLexicon()
-	table := map[string][]string{}
-	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
-		for _, g := range groups {
-			for _, w := range g {
-				table[w] = g
-			}
-		}
-	}
+	table := lex.Synonyms()
 	raw, _ := json.Marshal(table)
 	if err := os.WriteFile(syn, raw, 0o644); err != nil {
 		b.Fatal(err)

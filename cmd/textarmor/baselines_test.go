@@ -2,44 +2,19 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/synth"
 )
-
-// writeNeighbors writes the generated task's synonym groups as a neighbour
-// table.
-func writeNeighbors(t *testing.T, path string) {
-	t.Helper()
-	m := map[string][]string{}
-	lex := synth.DefaultLexicon()
-	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
-		for _, g := range groups {
-			for _, w := range g {
-				for _, u := range g {
-					if u != w {
-						m[w] = append(m[w], u)
-					}
-				}
-			}
-		}
-	}
-	raw, _ := json.Marshal(m)
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestTrainBaselines(t *testing.T) {
 	dir := t.TempDir()
 	tr, te, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "nb.json")
 	writeCSV(t, tr, 300, 1)
 	writeCSV(t, te, 100, 3)
-	writeNeighbors(t, syn)
+	writeSynonyms(t, syn)
 	for _, c := range []struct {
 		name  string
 		extra []string

@@ -15,7 +15,7 @@ func TestBenchDefenses(t *testing.T) {
 	dir := t.TempDir()
 	tr, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "nb.json")
 	writeCSV(t, tr, 200, 1)
-	writeNeighbors(t, syn)
+	writeSynonyms(t, syn)
 	args := []string{"bench", "defenses", "--train", tr, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
 		"--n", "100", "--batch", "32", "--synonyms", syn, "--atfl-steps", "3", "--defenses", "ftml,sem,atfl,ibp"}
 	// Baseline flags are not part of bench defenses: the defaults are the spec's.
@@ -60,7 +60,7 @@ func TestBenchDefenses(t *testing.T) {
 func TestBenchFTMLTable(t *testing.T) {
 	dir := t.TempDir()
 	syn := filepath.Join(dir, "nb.json")
-	writeNeighbors(t, syn)
+	writeSynonyms(t, syn)
 	old := ftmlTableData
 	defer func() { ftmlTableData = old }()
 	loads := 0

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -100,12 +102,8 @@ const demoAttackN = 100
 func demoSynonyms(vocab *text.Vocab) *lexicon.Neighbors {
 	lex := synth.DefaultLexicon()
 	nb := lexicon.NewNeighbors("synth-groups")
-	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
-		for _, g := range groups {
-			for _, w := range g {
-				nb.Set(w, g)
-			}
-		}
+	for _, w := range slices.Sorted(maps.Keys(lex.Synonyms())) {
+		nb.Set(w, lex.Synonyms()[w])
 	}
 	return nb.Restrict(vocab)
 }

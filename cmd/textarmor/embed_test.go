@@ -2,40 +2,18 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/synth"
 )
-
-func writeSynthSynonyms(t *testing.T, path string) {
-	t.Helper()
-	table := map[string][]string{}
-	lex := synth.DefaultLexicon()
-	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
-		for _, g := range groups {
-			for _, w := range g {
-				table[w] = g
-			}
-		}
-	}
-	raw, err := json.Marshal(table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestTrainFTMLAndEmbedStats(t *testing.T) {
 	dir := t.TempDir()
 	tr, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "syn.json")
 	writeCSV(t, tr, 300, 1)
-	writeSynthSynonyms(t, syn)
+	writeSynonyms(t, syn)
 	base := []string{"train", "--train", tr, "--epochs", "2", "--embed-dim", "16", "--filters", "8", "--batch", "32", "--lr", "0.005", "--quiet"}
 	for _, def := range []string{"ftml", "cml"} {
 		out := filepath.Join(dir, def)
