@@ -198,6 +198,12 @@ func (upper) Tokenize(s string) []Token { return []Token{{strings.ToUpper(s), 0,
 func (upper) Name() string              { return "test-upper" }
 
 func TestRegister(t *testing.T) {
+	// The registry is global: remove the test entry so -count=N reruns work.
+	t.Cleanup(func() {
+		registryMu.Lock()
+		delete(registry, "test-upper")
+		registryMu.Unlock()
+	})
 	if err := Register("test-upper", func() Tokenizer { return upper{} }); err != nil {
 		t.Fatal(err)
 	}
