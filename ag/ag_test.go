@@ -1,6 +1,7 @@
 package ag
 
 import (
+	"math"
 	"math/rand"
 	"testing"
 
@@ -86,6 +87,18 @@ func TestGradients(t *testing.T) {
 		{"max-over-time", []*tensor.Tensor{randT(r, 3, 5, 4)}, func(t *Tape, v []*Var) *Var { return t.MaxOverTime(v[0], lengths) }},
 		{"mean-over-time", []*tensor.Tensor{randT(r, 3, 5, 4)}, func(t *Tape, v []*Var) *Var { return t.MeanOverTime(v[0], lengths) }},
 		{"mask-time", []*tensor.Tensor{randT(r, 3, 5, 2)}, func(t *Tape, v []*Var) *Var { return t.MaskTime(v[0], lengths) }},
+		{"rowdist-l2", []*tensor.Tensor{randT(r, 5, 4)}, func(t *Tape, v []*Var) *Var {
+			return t.RowDistances(v[0], []int32{0, 1, 4, 0}, []int32{2, 3, 0, 4}, 2, false, 1e-8)
+		}},
+		{"rowdist-sq", []*tensor.Tensor{randT(r, 5, 4)}, func(t *Tape, v []*Var) *Var {
+			return t.RowDistances(v[0], []int32{0, 1, 4}, []int32{2, 3, 0}, 2, true, 0)
+		}},
+		{"rowdist-l1", []*tensor.Tensor{randT(r, 5, 4)}, func(t *Tape, v []*Var) *Var {
+			return t.RowDistances(v[0], []int32{0, 1, 4}, []int32{2, 3, 0}, 1, false, 0)
+		}},
+		{"rowdist-inf", []*tensor.Tensor{randT(r, 5, 4)}, func(t *Tape, v []*Var) *Var {
+			return t.RowDistances(v[0], []int32{0, 1, 4}, []int32{2, 3, 0}, math.Inf(1), false, 0)
+		}},
 		{"lstm", []*tensor.Tensor{randT(r, 3, 5, 4), scaled(randT(r, 4, 12), 0.5), scaled(randT(r, 3, 12), 0.5), randT(r, 12)},
 			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], lengths, false) }},
 		{"lstm-reverse", []*tensor.Tensor{randT(r, 3, 5, 4), scaled(randT(r, 4, 12), 0.5), scaled(randT(r, 3, 12), 0.5), randT(r, 12)},

@@ -250,19 +250,7 @@ func (c *Config) distances(t *ag.Tape, table *ag.Var, anchors []int32, other []i
 			rep = append(rep, a)
 		}
 	}
-	diff := t.Sub(t.Lookup(table, rep), t.Lookup(table, other))
-	var d *ag.Var
-	switch {
-	case c.P == 1:
-		d = t.SumLast(t.Abs(diff))
-	case math.IsInf(c.P, 1):
-		dim := diff.Shape()[1]
-		d = t.MaxOverTime(t.Reshape(t.Abs(diff), u*n, dim, 1), nil)
-	case c.Squared:
-		d = t.SumLast(t.Square(diff))
-	default:
-		d = t.Norm(diff, 1, normEps)
-	}
+	d := t.RowDistances(table, rep, other, c.P, c.Squared, normEps)
 	return t.Reshape(d, u, n)
 }
 
