@@ -22,17 +22,25 @@ func writeSynonyms(t *testing.T, path string) {
 	}
 }
 
-func TestAttackEndToEnd(t *testing.T) {
-	dir := t.TempDir()
-	tr, te, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "syn.json")
+// attackFixture writes a generated test file and synonym table into dir and
+// trains a small CNN on generated data: what the attack CLI tests share.
+func attackFixture(t *testing.T, dir string) (te, syn, mdir string) {
+	t.Helper()
+	tr := filepath.Join(dir, "train.csv")
+	te, syn, mdir = filepath.Join(dir, "test.csv"), filepath.Join(dir, "syn.json"), filepath.Join(dir, "model")
 	writeCSV(t, tr, 300, 1)
 	writeCSV(t, te, 40, 3)
 	writeSynonyms(t, syn)
-	mdir := filepath.Join(dir, "model")
 	if code, _, stderr := runCmd(t, "train", "--train", tr, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
 		"--epochs", "3", "--batch", "32", "--lr", "0.01", "--out", mdir, "--quiet"); code != 0 {
 		t.Fatalf("train exit %d: %s", code, stderr)
 	}
+	return te, syn, mdir
+}
+
+func TestAttackEndToEnd(t *testing.T) {
+	dir := t.TempDir()
+	te, syn, mdir := attackFixture(t, dir)
 	code, stdout, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "ga", "--protocol", "ftml",
 		"--synonyms", syn, "--n", "25", "--workers", "2", "--json", "--quiet")
 	if code != 0 {

@@ -12,15 +12,7 @@ import (
 
 func TestAttackExplainAgreement(t *testing.T) {
 	dir := t.TempDir()
-	tr, te, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "syn.json")
-	writeCSV(t, tr, 300, 1)
-	writeCSV(t, te, 40, 3)
-	writeSynonyms(t, syn)
-	mdir := filepath.Join(dir, "model")
-	if code, _, stderr := runCmd(t, "train", "--train", tr, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
-		"--epochs", "3", "--batch", "32", "--lr", "0.01", "--out", mdir, "--quiet"); code != 0 {
-		t.Fatalf("train exit %d: %s", code, stderr)
-	}
+	te, syn, mdir := attackFixture(t, dir)
 	for _, method := range []string{"ig", "lime"} {
 		code, stdout, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--protocol", "flat",
 			"--synonyms", syn, "--wordnet", filepath.Join(dir, "none"), "--n", "30", "--workers", "2", "--json", "--quiet", "--explain", method)

@@ -58,16 +58,9 @@ func writeVectors(t testing.TB, path string) {
 
 func TestAttackVectorsNearestAndShow(t *testing.T) {
 	dir := t.TempDir()
-	tr, te, vec, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "vec.txt"), filepath.Join(dir, "syn.json")
-	writeSynonyms(t, syn)
-	writeCSV(t, tr, 300, 1)
-	writeCSV(t, te, 40, 3)
+	te, syn, mdir := attackFixture(t, dir)
+	vec := filepath.Join(dir, "vec.txt")
 	writeVectors(t, vec)
-	mdir := filepath.Join(dir, "model")
-	if code, _, stderr := runCmd(t, "train", "--train", tr, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
-		"--epochs", "3", "--batch", "32", "--lr", "0.01", "--out", mdir, "--quiet"); code != 0 {
-		t.Fatalf("train exit %d: %s", code, stderr)
-	}
 	runs := filepath.Join(dir, "runs")
 	if err := os.Mkdir(runs, 0o755); err != nil {
 		t.Fatal(err)
