@@ -94,6 +94,9 @@ type Prediction struct {
 	Label string    `json:"label"`
 	Class int       `json:"class"`
 	Probs []float32 `json:"probs"`
+	// KnownTokens counts the text's tokens in the vocabulary; 0 means the
+	// model saw only unknown words.
+	KnownTokens int `json:"known_tokens"`
 }
 
 // PredictTexts classifies texts in batches.
@@ -106,7 +109,13 @@ func (m *Model) PredictTexts(texts []string) []Prediction {
 	out := make([]Prediction, len(texts))
 	for i, p := range probs {
 		c := nn.Argmax(p)
-		out[i] = Prediction{Label: m.Classes[c], Class: c, Probs: p}
+		known := 0
+		for _, id := range seqs[i] {
+			if id != text.UnkID {
+				known++
+			}
+		}
+		out[i] = Prediction{Label: m.Classes[c], Class: c, Probs: p, KnownTokens: known}
 	}
 	return out
 }

@@ -36,6 +36,9 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 				t.Fatalf("%s: prediction %d changed after reload", arch, i)
 			}
 		}
+		if p1[0].KnownTokens != 2 || p1[3].KnownTokens != 0 {
+			t.Fatalf("%s: known tokens %d and %d, want 2 and 0", arch, p1[0].KnownTokens, p1[3].KnownTokens)
+		}
 		if got := m2.Encode("A good film!"); len(got) != 3 || got[0] != text.UnkID || got[1] != vocab.ID("good") {
 			t.Fatalf("encode after reload: %v", got)
 		}

@@ -136,20 +136,14 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	preds := m.PredictTexts(texts)
 	enc := json.NewEncoder(stdout)
 	for i, p := range preds {
-		known := 0
-		for _, id := range m.Encode(texts[i]) {
-			if id != text.UnkID {
-				known++
-			}
-		}
 		if asJSON {
-			if err := enc.Encode(map[string]any{"text": texts[i], "label": p.Label, "class": p.Class, "probs": p.Probs, "known_tokens": known}); err != nil {
+			if err := enc.Encode(map[string]any{"text": texts[i], "label": p.Label, "class": p.Class, "probs": p.Probs, "known_tokens": p.KnownTokens}); err != nil {
 				return err
 			}
 			continue
 		}
 		note := ""
-		if known == 0 {
+		if p.KnownTokens == 0 {
 			note = "  (no word of this text is in the model's vocabulary)"
 		}
 		fmt.Fprintf(stdout, "%s\t%.3f\t%s%s\n", p.Label, p.Probs[p.Class], texts[i], note)
