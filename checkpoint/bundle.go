@@ -289,21 +289,14 @@ func Load(dir string) (*Bundle, error) {
 // checksum mismatch is reported in preference to a decoding error, since
 // corruption is the likelier cause of both.
 func readVerified(path string, want []byte) (map[string]*tensor.Tensor, map[string]string, error) {
-	f, err := os.Open(path)
+	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: not a regular file", path)
-	}
 	h := sha256.New()
 	tr := io.TeeReader(f, h)
-	tensors, meta, derr := decodeSafetensors(tr, st.Size(), path)
+	tensors, meta, derr := decodeSafetensors(tr, size, path)
 	// Hash whatever decoding left unread (all of it, on an early error).
 	if _, err := io.Copy(io.Discard, tr); err != nil {
 		return nil, nil, fmt.Errorf("%s: %w", path, err)

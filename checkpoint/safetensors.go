@@ -135,19 +135,12 @@ func validShape(t *tensor.Tensor) bool {
 // tile the data section without gaps or overlap, and match each shape.
 // Errors name path. The metadata map is never nil.
 func ReadSafetensors(path string) (map[string]*tensor.Tensor, map[string]string, error) {
-	f, err := os.Open(path)
+	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, nil, fmt.Errorf("%s: not a regular file", path)
-	}
-	return decodeSafetensors(f, st.Size(), path)
+	return decodeSafetensors(f, size, path)
 }
 
 // decodeSafetensors reads a safetensors stream of size bytes from r,
@@ -393,4 +386,23 @@ func halfToFloat32(h uint16) float32 {
 		}
 		return v
 	}
+}
+
+// openRegular opens path for reading and returns its size, refusing
+// anything but a regular file (a directory or device would decode as junk).
+func openRegular(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a regular file", path)
+	}
+	return f, st.Size(), nil
 }
