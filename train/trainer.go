@@ -201,11 +201,11 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			bar.update(step+1, lossSum/float64(seen), float64(correct)/float64(seen))
 		}
 		bar.finish()
-		es := EpochStats{Epoch: epoch, Steps: len(batches), TrainLoss: lossSum / float64(seen),
-			TrainAcc: float64(correct) / float64(seen), LR: lr, Seconds: time.Since(start).Seconds(), Terms: terms}
 		for k := range terms {
 			terms[k] /= float64(seen)
 		}
+		es := EpochStats{Epoch: epoch, Steps: len(batches), TrainLoss: lossSum / float64(seen),
+			TrainAcc: float64(correct) / float64(seen), LR: lr, Seconds: time.Since(start).Seconds(), Terms: terms}
 		if len(dev) > 0 {
 			es.DevAcc = Accuracy(m.Net, dev)
 		}
