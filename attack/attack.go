@@ -80,6 +80,11 @@ type Result struct {
 	NumPerturbed    int // tokens substituted
 	// Note says why an example was skipped or failed early (not in the CSV).
 	Note string
+	// FinalText is, for a failed attack that changed words, the search's
+	// final (partially perturbed) text; "" otherwise. Not in the CSV:
+	// TextAttack reports failed attacks unperturbed, but adversarial
+	// training (FLAT spec §4.1) trains on this text.
+	FinalText string
 }
 
 // PerturbedPct is the share of words changed, in percent.
@@ -174,21 +179,29 @@ func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 	res.NumPerturbed = s.Modified(best.Seq)
 	if best.Achieved {
 		res.Type = Successful
-		replace := map[int]string{}
-		for i, id := range best.Seq {
-			if id != orig[i] {
-				replace[i] = t.Vocab.Word(id)
-			}
-		}
-		res.PerturbedText = text.Detokenize(ex.Text, toks, replace)
+		res.PerturbedText = detokenizeSeq(ex.Text, toks, t.Vocab, orig, best.Seq)
 	} else {
 		// A failed attack reports the original text and prediction.
+		if res.NumPerturbed > 0 {
+			res.FinalText = detokenizeSeq(ex.Text, toks, t.Vocab, orig, best.Seq)
+		}
 		res.Type, res.NumPerturbed, res.PerturbedOutput = Failed, 0, s.Initial.Pred
 		if s.exhausted {
 			res.Note = errBudget.Error()
 		}
 	}
 	return finish()
+}
+
+// detokenizeSeq writes seq's substitutions into the original text.
+func detokenizeSeq(orig string, toks []text.Token, v *text.Vocab, origIDs, seq []int32) string {
+	replace := map[int]string{}
+	for i, id := range seq {
+		if id != origIDs[i] {
+			replace[i] = v.Word(id)
+		}
+	}
+	return text.Detokenize(orig, toks, replace)
 }
 
 // Scored is a candidate id sequence with the model's view of it.

@@ -212,10 +212,12 @@ func synthTask() (Target, lexicon.Source, []Example) {
 	return Target{Victim: m, Vocab: vocab, Tok: text.NewWhitespace(), MaxLen: 30}, syn, ex
 }
 
+// stripSeconds clears what varies between runs (Seconds) or is not in the
+// CSV (Note, FinalText).
 func stripSeconds(rs []Result) []Result {
 	out := append([]Result(nil), rs...)
 	for i := range out {
-		out[i].Seconds, out[i].Note = 0, ""
+		out[i].Seconds, out[i].Note, out[i].FinalText = 0, "", ""
 	}
 	return out
 }
@@ -358,5 +360,27 @@ func TestRecipes(t *testing.T) {
 		if _, err := rc.Build("", Resources{Synonyms: syn}); err == nil {
 			t.Fatal("hla built without a sentence encoder")
 		}
+	}
+}
+
+func TestFailedAttackKeepsItsFinalText(t *testing.T) {
+	// "good" is worth 4 and "fine" 2: swapping helps the attack but cannot
+	// flip (logit 2 + 2 − 1 > 0). The result stays the original (as in
+	// TextAttack) and FinalText holds the partial perturbation.
+	tg, syn, m := oneWord()
+	m.w = map[int32]float64{tg.Vocab.ID("good"): 4, tg.Vocab.ID("fine"): 2, tg.Vocab.ID("nice"): 3, tg.Vocab.ID("movie"): 2}
+	m.bias = -1
+	a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: Greedy{Order: ByDelete}}
+	r, err := a.Run(tg, Example{Text: "the movie was good", Label: 1}, 0)
+	if err != nil || r.Type != Failed || r.PerturbedText != r.OriginalText || r.NumPerturbed != 0 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if r.FinalText != "the film was fine" {
+		t.Fatalf("final text %q, want %q", r.FinalText, "the film was fine")
+	}
+	// An attack that changed nothing has no final text.
+	m.w = map[int32]float64{tg.Vocab.ID("was"): 4}
+	if r, _ := a.Run(tg, Example{Text: "the movie was good", Label: 1}, 0); r.Type != Failed || r.FinalText != "" {
+		t.Fatalf("unchanged: %+v", r)
 	}
 }

@@ -24,7 +24,8 @@ type RunOptions struct {
 	// appended and fsynced, in input order. "" writes none.
 	CSV string
 	// Resume keeps the rows already in CSV and attacks only the examples
-	// whose index is not there. Without Resume an existing CSV is replaced.
+	// whose index is not there (their Results lack FinalText, which the CSV
+	// does not hold). Without Resume an existing CSV is replaced.
 	Resume bool
 	// Progress receives a progress line (stderr); nil for none.
 	Progress io.Writer

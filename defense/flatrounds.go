@@ -28,6 +28,9 @@ type RoundsOptions struct {
 	// the best adversarial-phase model is written.
 	Train train.Options
 	Log   io.Writer // one line per round; nil for none
+	// KeepRounds keeps each round's best-dev model as Out+".roundN" (for
+	// per-round robustness measurements); otherwise they are removed.
+	KeepRounds bool
 }
 
 // RoundStats describe one attack round.
@@ -58,9 +61,8 @@ type RoundsResult struct {
 // continues. With obj a *FLAT, the (original, adversarial) pairs are
 // registered for L_imp; with train.Standard on an unmasked model this is
 // the -adv baseline. The best-dev model of the adversarial phase is saved
-// to opt.Train.Out. Each phase and round is one train.Run call, so the
-// optimizer state restarts at each round (a deviation from the reference,
-// which keeps one optimizer).
+// to opt.Train.Out. Each phase and round is one train.Run call; they share
+// one optimizer, so Adam's state carries over as in the reference.
 func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []dataset.Example, atk Attacker, opt RoundsOptions) (*RoundsResult, error) {
 	if opt.CleanEpochs == 0 {
 		opt.CleanEpochs = 10
@@ -84,6 +86,12 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 	log := opt.Log
 	if log == nil {
 		log = io.Discard
+	}
+	if opt.Train.Shared == nil {
+		if opt.Train.LR == 0 {
+			opt.Train.LR = 1e-3 // train.Run's default
+		}
+		opt.Train.Shared = train.NewOptimizer(opt.Train)
 	}
 	rng := rand.New(rand.NewSource(opt.Train.Seed + 7))
 	clean := train.Encode(m, trainSet)
@@ -157,7 +165,9 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 			}
 			res.BestRound, res.BestDevAcc = round, r.BestDevAcc
 		}
-		os.RemoveAll(o.Out)
+		if !opt.KeepRounds {
+			os.RemoveAll(o.Out)
+		}
 		fmt.Fprintf(log, "round %d: attacked %d, %d changed, importance gap %.4f over %d word pairs, best dev %.4f\n",
 			round, st.Attacked, st.Changed, st.ImportanceGap, st.GapPairs, r.BestDevAcc)
 	}

@@ -1,7 +1,9 @@
 package defense
 
 import (
+	"fmt"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +40,7 @@ func TestAdversarialRoundsFLAT(t *testing.T) {
 	f, _ := NewFLAT(DefaultFLATBeta, DefaultFLATGamma)
 	out := filepath.Join(t.TempDir(), "m")
 	res, err := AdversarialRounds(m, f, ds.Train, ds.Dev, atk, RoundsOptions{CleanEpochs: 6, Rounds: 2, RoundEpochs: 2,
-		PerRound: 100, Train: train.Options{Out: out, LR: 0.01, Seed: 1}})
+		PerRound: 100, Train: train.Options{Out: out, LR: 0.01, Seed: 1}, KeepRounds: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +50,14 @@ func TestAdversarialRoundsFLAT(t *testing.T) {
 	best, err := model.Load(out)
 	if err != nil || best.Net.Mask == nil {
 		t.Fatalf("saved model: %v", err)
+	}
+	for r := 1; r <= 2; r++ {
+		if _, err := model.Load(fmt.Sprintf("%s.round%d", out, r)); err != nil {
+			t.Fatalf("kept round %d: %v", r, err)
+		}
+	}
+	if _, err := os.Stat(out + ".clean"); !os.IsNotExist(err) {
+		t.Fatalf("clean-phase model left behind: %v", err)
 	}
 	if res.BestDevAcc < 0.7 {
 		t.Errorf("best dev accuracy %.3f", res.BestDevAcc)

@@ -177,3 +177,34 @@ func TestBatchesCoverEveryExampleOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestSharedOptimizerCarriesState(t *testing.T) {
+	opts := func(dir string) Options {
+		return Options{Epochs: 1, BatchSize: 16, Seed: 5, LR: 0.01, Out: filepath.Join(dir, "m")}
+	}
+	// A fresh shared optimizer is exactly the one Run would build.
+	m1, tr, dv := setup(t, "cnn", 1)
+	if _, err := Run(m1, Standard{}, tr, dv, opts(t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	m2, _, _ := setup(t, "cnn", 1)
+	o := opts(t.TempDir())
+	o.Shared = NewOptimizer(o)
+	if _, err := Run(m2, Standard{}, tr, dv, o); err != nil {
+		t.Fatal(err)
+	}
+	if d := tensor.MaxAbsDiff(weights(m1), weights(m2)); d != 0 {
+		t.Fatalf("fresh shared optimizer: weights differ by %g", d)
+	}
+	// A second run that keeps the optimizer (Adam's moments and step count)
+	// differs from one that restarts it.
+	if _, err := Run(m2, Standard{}, tr, dv, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(m1, Standard{}, tr, dv, opts(t.TempDir())); err != nil {
+		t.Fatal(err)
+	}
+	if tensor.MaxAbsDiff(weights(m1), weights(m2)) == 0 {
+		t.Fatal("carrying the optimizer over changed nothing")
+	}
+}

@@ -45,6 +45,11 @@ type Options struct {
 	LogPath  string    // JSONL metrics log; "" for none
 	// Info is stored in the model's training record.
 	Info map[string]any
+	// Shared, when set, is used instead of a fresh optimizer, so that its
+	// state carries over between runs (FLAT's rounds keep one Adam).
+	// Optimizer, LR's initial value, Momentum and WeightDecay are then the
+	// shared optimizer's; LR is still set at every epoch.
+	Shared optim.Optimizer
 }
 
 func (o *Options) defaults() error {
@@ -105,6 +110,14 @@ type state struct {
 	Meta     model.Meta `json:"meta"`
 }
 
+// NewOptimizer builds the optimizer that opt describes (after defaults).
+func NewOptimizer(opt Options) optim.Optimizer {
+	if opt.Optimizer == "sgd" {
+		return optim.NewSGD(opt.LR, opt.Momentum, opt.WeightDecay)
+	}
+	return optim.NewAdam(optim.AdamConfig{LR: opt.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: opt.WeightDecay})
+}
+
 // Run trains m with obj on the training examples, selecting on dev.
 func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*Result, error) {
 	if err := opt.defaults(); err != nil {
@@ -120,11 +133,9 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 	if ep, ok := obj.(ExtraParams); ok {
 		params = append(params, ep.Params()...)
 	}
-	var opz optim.Optimizer
-	if opt.Optimizer == "sgd" {
-		opz = optim.NewSGD(opt.LR, opt.Momentum, opt.WeightDecay)
-	} else {
-		opz = optim.NewAdam(optim.AdamConfig{LR: opt.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: opt.WeightDecay})
+	opz := opt.Shared
+	if opz == nil {
+		opz = NewOptimizer(opt)
 	}
 	ckpt := opt.Out + ".ckpt"
 	st := state{Seed: opt.Seed}

@@ -30,10 +30,11 @@ type flatFlags struct {
 	rounds, roundEpochs, perRd int
 	workers                    int
 	wordnet, vectors           string
+	keepRounds                 bool
 }
 
 // flatOnly are the flags only flat and adv take (beta and gamma: flat only).
-var flatOnly = []string{"attack", "beta", "gamma", "rounds", "round-epochs", "adv-per-round", "attack-workers", "wordnet", "vectors"}
+var flatOnly = []string{"attack", "beta", "gamma", "rounds", "round-epochs", "adv-per-round", "attack-workers", "wordnet", "vectors", "keep-rounds"}
 
 func (f *flatFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.attack, "attack", "textfooler", "flat/adv: attack that builds each round's adversarial examples: textfooler or pwws (run with --protocol flat)")
@@ -44,6 +45,7 @@ func (f *flatFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.perRd, "adv-per-round", 0, "flat/adv: training examples attacked per round, drawn without replacement (0 = all; spec: all for SST-2/TREC, 10000 for IMDB/AG)")
 	fs.IntVar(&f.workers, "attack-workers", runtime.NumCPU(), "flat/adv: examples attacked in parallel (results do not depend on it)")
 	fs.StringVar(&f.wordnet, "wordnet", "", "flat/adv: WordNet dict directory (pwws; textfooler's POS tagger) (default: the attack command's)")
+	fs.BoolVar(&f.keepRounds, "keep-rounds", false, "flat/adv: also keep each round's best-dev model as OUT.roundN")
 	fs.StringVar(&f.vectors, "vectors", "", "flat/adv: word vectors for textfooler (50 nearest with cosine ≥ 0.5 and the embedding check), as in `attack --vectors`")
 }
 
@@ -156,22 +158,22 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 			round, s.N, s.Successful, s.Failed, s.Skipped, s.AccuracyUnderAttack)
 		texts := make([]string, len(rs))
 		for i, r := range rs {
-			// Successful: the adversarial text; failed and skipped: the
-			// runner reports the original text.
+			// Successful: the adversarial text; failed: the attack's final,
+			// partially perturbed text; skipped: the original (spec §4.1).
 			texts[i] = r.PerturbedText
+			if r.FinalText != "" {
+				texts[i] = r.FinalText
+			}
 		}
 		return texts, nil
 	}
 	deviations := append([]string(nil), cfg.Deviations...)
-	deviations = append(deviations,
-		"each phase and round restarts the optimizer (Adam state is not carried across rounds; the reference keeps one optimizer)",
-		"a failed attack contributes the original text, not the attack's partially perturbed final text (the attack runner reports failed attacks unperturbed)")
 	opt.Info["adversarial_rounds"] = f.info(opt.Epochs)
 	opt.Info["adversarial_attack"] = cfg.Description
 	opt.Info["adversarial_deviations"] = deviations
 	res, err := defense.AdversarialRounds(m, obj, trainSet, dev, atk, defense.RoundsOptions{
 		CleanEpochs: opt.Epochs, Rounds: f.rounds, RoundEpochs: f.roundEpochs, PerRound: f.perRd,
-		Train: opt, Log: stderr,
+		Train: opt, Log: stderr, KeepRounds: f.keepRounds,
 	})
 	if err != nil {
 		return nil, err
