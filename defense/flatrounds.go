@@ -12,10 +12,12 @@ import (
 	"github.com/textarmor/textarmor/train"
 )
 
-// Attacker attacks the current model on examples and returns one text per
-// example (spec §4.1: the successful adversarial text, else the attack's
-// final text, else the original). The CLI wires attack.RunAll in here.
-type Attacker func(m *model.Model, ex []dataset.Example) ([]string, error)
+// Attacker attacks the current model on examples in round (1-based) and
+// returns one text per example (spec §4.1: the successful adversarial
+// text, else the attack's final text, else the original). It must depend
+// only on its arguments, so that a resumed run repeats an interrupted
+// round's attack exactly. The CLI wires attack.RunAll in here.
+type Attacker func(m *model.Model, ex []dataset.Example, round int) ([]string, error)
 
 // RoundsOptions configure AdversarialRounds (spec §4.1, §5 defaults).
 type RoundsOptions struct {
@@ -53,6 +55,15 @@ type RoundsResult struct {
 	BestDevAcc float64       `json:"best_dev_acc"`
 	// RoundRuns are the rounds' training runs (per-epoch statistics).
 	RoundRuns []*train.Result `json:"-"`
+}
+
+// roundsCheckpoint is what OUT.rounds.ckpt records besides the current
+// model and optimizer: the phases completed (0 = clean phase, r = round r)
+// and the results so far.
+type roundsCheckpoint struct {
+	Done      int             `json:"done"`
+	Result    *RoundsResult   `json:"result"`
+	RoundRuns []*train.Result `json:"round_runs"`
 }
 
 // AdversarialRounds runs FLAT's schedule: clean training, then rounds in
@@ -97,7 +108,29 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 	clean := train.Encode(m, trainSet)
 	devEx := train.Encode(m, dev)
 	res := &RoundsResult{BestRound: -1}
-	if opt.CleanEpochs > 0 {
+	// Between phases the current model, the optimizer and the results go to
+	// OUT.rounds.ckpt; with Train.Resume a run continues after the last
+	// completed phase (and train.Run resumes within an interrupted one).
+	ckpt := final + ".rounds.ckpt"
+	done := -1
+	if opt.Train.Resume {
+		var rc roundsCheckpoint
+		ok, err := train.LoadCheckpoint(ckpt, m, obj, opt.Train.Shared, opt.Train.Seed, &rc)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			done, res = rc.Done, rc.Result
+			res.RoundRuns = rc.RoundRuns
+			fmt.Fprintf(log, "resuming from %s after %s\n", ckpt, map[bool]string{true: "the clean phase", false: fmt.Sprintf("round %d", done)}[done == 0])
+		}
+	} else {
+		os.RemoveAll(ckpt)
+	}
+	phaseDone := func(phase int) error {
+		return train.SaveCheckpoint(ckpt, m, opt.Train.Shared, opt.Train.Seed, roundsCheckpoint{Done: phase, Result: res, RoundRuns: res.RoundRuns})
+	}
+	if opt.CleanEpochs > 0 && done < 0 {
 		o := opt.Train
 		o.Epochs, o.Out = opt.CleanEpochs, final+".clean"
 		if o.LogPath != "" {
@@ -110,17 +143,23 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 		res.Clean = r
 		os.RemoveAll(o.Out)
 		fmt.Fprintf(log, "clean phase: %d epochs, best dev %.4f\n", opt.CleanEpochs, r.BestDevAcc)
+		if err := phaseDone(0); err != nil {
+			return nil, err
+		}
 	}
 	fl, _ := obj.(*FLAT)
 	for round := 1; round <= opt.Rounds; round++ {
 		sample := trainSet
 		if opt.PerRound > 0 && opt.PerRound < len(trainSet) {
 			sample = make([]dataset.Example, opt.PerRound)
-			for i, j := range rng.Perm(len(trainSet))[:opt.PerRound] {
+			for i, j := range rng.Perm(len(trainSet))[:opt.PerRound] { // drawn for done rounds too, to keep the stream
 				sample[i] = trainSet[j]
 			}
 		}
-		texts, err := atk(m, sample)
+		if round <= done {
+			continue
+		}
+		texts, err := atk(m, sample, round)
 		if err != nil {
 			return nil, fmt.Errorf("round %d attack: %w", round, err)
 		}
@@ -170,11 +209,15 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 		}
 		fmt.Fprintf(log, "round %d: attacked %d, %d changed, importance gap %.4f over %d word pairs, best dev %.4f\n",
 			round, st.Attacked, st.Changed, st.ImportanceGap, st.GapPairs, r.BestDevAcc)
+		if err := phaseDone(round); err != nil {
+			return nil, err
+		}
 	}
 	if res.BestRound < 0 { // no rounds: keep the clean-phase model
 		if err := m.Save(final); err != nil {
 			return nil, err
 		}
 	}
+	os.RemoveAll(ckpt)
 	return res, nil
 }

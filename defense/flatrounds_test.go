@@ -1,10 +1,12 @@
 package defense
 
 import (
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -26,7 +28,7 @@ func TestAdversarialRoundsFLAT(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A stand-in attack: swap the first word for the second.
-	atk := func(_ *model.Model, ex []dataset.Example) ([]string, error) {
+	atk := func(_ *model.Model, ex []dataset.Example, _ int) ([]string, error) {
 		out := make([]string, len(ex))
 		for i, e := range ex {
 			w := strings.Fields(e.Text)
@@ -70,4 +72,73 @@ func mustTok(t *testing.T) text.Tokenizer {
 		t.Fatal(err)
 	}
 	return tok
+}
+
+func TestAdversarialRoundsResume(t *testing.T) {
+	ds := synth.SentimentDataset(200, 60, 0, 2)
+	vocab := train.BuildVocab(mustTok(t), ds.Train, 1, 0)
+	cfg := nn.DefaultConfig("cnn")
+	cfg.EmbedDim, cfg.Filters, cfg.Mask, cfg.MaskHidden = 16, 8, true, 16
+	newModel := func() *model.Model {
+		m, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	var calls []int
+	failAt := 0
+	atk := func(_ *model.Model, ex []dataset.Example, round int) ([]string, error) {
+		calls = append(calls, round)
+		if round == failAt {
+			return nil, errors.New("killed")
+		}
+		out := make([]string, len(ex))
+		for i, e := range ex {
+			w := strings.Fields(e.Text)
+			if len(w) > 2 {
+				w[round%2], w[2] = w[2], w[round%2]
+			}
+			out[i] = strings.Join(w, " ")
+		}
+		return out, nil
+	}
+	run := func(m *model.Model, out string, resume bool) (*RoundsResult, error) {
+		f, _ := NewFLAT(DefaultFLATBeta, DefaultFLATGamma)
+		return AdversarialRounds(m, f, ds.Train, ds.Dev, atk, RoundsOptions{CleanEpochs: 2, Rounds: 3, RoundEpochs: 1,
+			PerRound: 50, Train: train.Options{Out: out, LR: 0.01, Seed: 1, Resume: resume}})
+	}
+	whole := newModel()
+	want, err := run(whole, filepath.Join(t.TempDir(), "m"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "m")
+	failAt = 3
+	if _, err := run(newModel(), out, false); err == nil {
+		t.Fatal("the interrupted run did not fail")
+	}
+	failAt, calls = 0, nil
+	m := newModel()
+	got, err := run(m, out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(calls, []int{3}) {
+		t.Fatalf("resumed run attacked in rounds %v, want only round 3", calls)
+	}
+	if got.BestRound != want.BestRound || got.BestDevAcc != want.BestDevAcc || len(got.Rounds) != 3 || len(got.RoundRuns) != 3 {
+		t.Fatalf("resumed %+v, uninterrupted %+v", got, want)
+	}
+	for i, p := range whole.Net.Params() {
+		q := m.Net.Params()[i]
+		for j := range p.Value.Data {
+			if p.Value.Data[j] != q.Value.Data[j] {
+				t.Fatalf("param %s differs after resuming", p.Name)
+			}
+		}
+	}
+	if _, err := os.Stat(out + ".rounds.ckpt"); !os.IsNotExist(err) {
+		t.Fatalf("checkpoint left after a finished run: %v", err)
+	}
 }

@@ -108,6 +108,43 @@ type state struct {
 	Result   Result     `json:"result"`
 	BadEpoch int        `json:"bad_epochs"`
 	Meta     model.Meta `json:"meta"`
+	// Extra is the caller's record in SaveCheckpoint's checkpoints.
+	Extra json.RawMessage `json:"extra,omitempty"`
+}
+
+// trainedParams are the parameters Run updates: the model's and the
+// objective's own.
+func trainedParams(m *model.Model, obj Objective) []*ag.Param {
+	params := m.Net.Params()
+	if ep, ok := obj.(ExtraParams); ok {
+		params = append(params, ep.Params()...)
+	}
+	return params
+}
+
+// SaveCheckpoint writes m, the optimizer's state and extra (any JSON value)
+// to dir, atomically, for schedules made of several Run calls that share
+// an optimizer (FLAT's rounds) and must resume between them.
+func SaveCheckpoint(dir string, m *model.Model, opz optim.Optimizer, seed int64, extra any) error {
+	raw, err := json.Marshal(extra)
+	if err != nil {
+		return err
+	}
+	return save(dir, m, opz, state{Seed: seed, Extra: raw})
+}
+
+// LoadCheckpoint restores what SaveCheckpoint wrote into m, opz and extra;
+// ok is false when dir does not exist. The seed, model configuration and
+// vocabulary must match.
+func LoadCheckpoint(dir string, m *model.Model, obj Objective, opz optim.Optimizer, seed int64, extra any) (ok bool, err error) {
+	st := state{Seed: seed}
+	if ok, err = restore(dir, m, trainedParams(m, obj), opz, &st); !ok || err != nil {
+		return ok, err
+	}
+	if err := json.Unmarshal(st.Extra, extra); err != nil {
+		return false, fmt.Errorf("cannot resume: %s: %w", dir, err)
+	}
+	return true, nil
 }
 
 // NewOptimizer builds the optimizer that opt describes (after defaults).
@@ -129,10 +166,7 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 	if opt.Out == "" {
 		return nil, errors.New("no output path for the model")
 	}
-	params := m.Net.Params()
-	if ep, ok := obj.(ExtraParams); ok {
-		params = append(params, ep.Params()...)
-	}
+	params := trainedParams(m, obj)
 	opz := opt.Shared
 	if opz == nil {
 		opz = NewOptimizer(opt)

@@ -138,9 +138,7 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 	for _, d := range cfg.Deviations {
 		fmt.Fprintf(stderr, "deviation: %s\n", d)
 	}
-	round := 0
-	atk := func(cur *model.Model, ex []dataset.Example) ([]string, error) {
-		round++
+	atk := func(cur *model.Model, ex []dataset.Example, round int) ([]string, error) {
 		items := make([]attack.Example, len(ex))
 		for i, e := range ex {
 			items[i] = attack.Example{Index: i, Text: e.Text, Label: e.Label}
