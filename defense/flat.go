@@ -78,7 +78,7 @@ func (f *FLAT) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, er
 	}
 	ids := m.MapIDs(b.IDs)
 	mo := m.Mask.Apply(t, m.Emb, m.Embed(t, b), ids)
-	_, s := m.Encode(t, mo.X, b.Lengths)
+	_, s := m.Encode(t, m.ApplyGroupMask(t, mo.X, ids), b.Lengths) // as Forward: a group mask, if any, after the word mask
 	logits := m.Head(t, s)
 	ce := t.CrossEntropy(logits, b.Labels, nil)
 	ent := nn.NegEntropy(t, mo.Phi, b.B, b.L, b.Lengths)

@@ -62,8 +62,9 @@ func checkClasses(m *nn.Classifier, classes []int) ([]int, error) {
 // tape (one forward/backward per class); that path also accumulates into
 // the parameters' gradients, so do not run it concurrently on one model.
 // With a word mask the model input is φ_{x_j}·(α·e_j), φ taken from the
-// word's own embedding row (φ is a global per-word constant, spec §2.1). The
-// result has one row per requested class, one score per token.
+// word's own embedding row (φ is a global per-word constant, spec §2.1); a
+// group mask multiplies in the word's group scale the same way. The result
+// has one row per requested class, one score per token.
 func IG(m *nn.Classifier, ids []int32, classes []int, steps int) ([][]float64, error) {
 	n := len(ids)
 	if n == 0 {
@@ -83,12 +84,9 @@ func IG(m *nn.Classifier, ids []int32, classes []int, steps int) ([][]float64, e
 	l := max(n, m.Enc.MinLen())
 	mapped := m.MapIDs(ids)
 	table := m.Emb.W.Value.Data
-	var phi []float32
-	if m.Mask != nil {
-		t := ag.NewTape()
-		t.NoGrad = true
-		phi = append([]float32(nil), m.Mask.PositionPhi(t, m.Emb, mapped).Data()...)
-	}
+	// phi: the inference-mode input scale of each position (word mask φ
+	// times the group scale); nil without masks.
+	phi := m.InputScale(mapped)
 	// e: the (masked) embedding of each position.
 	e := make([]float32, n*d)
 	for j, id := range mapped {

@@ -11,9 +11,10 @@ import (
 )
 
 // Exact fast paths for the Kim CNN. A convolution is linear in its input
-// rows, so once every input row x_j (embedding, times φ with a word mask) is
-// projected through each width's weights, Y_j = x_j·W [w·F], a window's
-// pre-activation is bias + Σ_k Y_{t+k}[block k]:
+// rows, so once every input row x_j (embedding, times φ with a word mask and
+// the group's scale with a group mask) is projected through each width's
+// weights, Y_j = x_j·W [w·F], a window's pre-activation is
+// bias + Σ_k Y_{t+k}[block k]:
 //
 //   - LIME's samples are subsequences of one text: each costs O(n·Σw·F)
 //     additions instead of a full forward pass.
@@ -35,16 +36,13 @@ func cnnOf(m *nn.Classifier) *nn.CNN {
 }
 
 // inputRows returns the encoder input rows [len(ids), D] for ids (id map,
-// embedding, word mask in inference mode), as Forward computes them.
+// embedding, word and group masks in inference mode), as Forward computes
+// them.
 func inputRows(m *nn.Classifier, ids []int32) []float32 {
 	t := ag.NewTape()
 	t.NoGrad = true
 	b := &nn.Batch{IDs: ids, B: 1, L: len(ids), Lengths: []int{len(ids)}}
-	x := m.Embed(t, b)
-	if m.Mask != nil {
-		x = m.Mask.Apply(t, m.Emb, x, m.MapIDs(ids)).X
-	}
-	return x.Data()
+	return m.MaskInput(t, m.Embed(t, b), m.MapIDs(ids)).Data()
 }
 
 // project returns, per convolution, rows·W [n, w·F] (rows [n, D]).

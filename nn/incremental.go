@@ -166,18 +166,14 @@ func (inc *Incremental) SetBase(base []int32) {
 }
 
 // embed returns the encoder's input rows [len(ids), D] for ids, the way
-// Forward computes them (id map, embedding, word mask); each row depends
-// only on its id.
+// Forward computes them (id map, embedding, word and group masks); each row
+// depends only on its id.
 func (inc *Incremental) embed(ids []int32) []float32 {
 	t := ag.NewTape()
 	t.NoGrad = true
 	m := inc.m
 	b := &Batch{IDs: ids, B: 1, L: len(ids), Lengths: []int{len(ids)}}
-	x := m.Embed(t, b)
-	if m.Mask != nil {
-		x = m.Mask.Apply(t, m.Emb, x, m.MapIDs(ids)).X
-	}
-	return x.Data()
+	return m.MaskInput(t, m.Embed(t, b), m.MapIDs(ids)).Data()
 }
 
 // window writes bias + Σ_j row(t+j)[block j] into o, where row(p) is the

@@ -25,7 +25,8 @@ func incConfigs() map[string]Config {
 			}
 		}
 	}
-	// SEM's id map and FLAT's word mask change the encoder's inputs.
+	// SEM's id map, FLAT's word mask and the group mask change the encoder's
+	// inputs.
 	for _, arch := range []string{"cnn", "bilstm"} {
 		c := out[arch+"/max/tanh=false"]
 		c.Mask, c.MaskHidden = true, 5
@@ -37,6 +38,13 @@ func incConfigs() map[string]Config {
 			}
 		}
 		out[arch+"/mask+idmap"] = c
+		// The trivial group-mask baseline, alone and with the word mask
+		// (TestIncrementalMatchesPredict moves its scales away from 1).
+		g := out[arch+"/max/tanh=false"]
+		g.Groups, g.NumGroups = testGroups(g.VocabSize, 4), 5
+		out[arch+"/groups"] = g
+		c.Groups, c.NumGroups = g.Groups, g.NumGroups
+		out[arch+"/mask+idmap+groups"] = c
 	}
 	return out
 }
@@ -51,6 +59,7 @@ func TestIncrementalMatchesPredict(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		randomizeGroupScales(m, r)
 		inc := m.NewIncremental()
 		for _, n := range []int{1, 2, 3, 4, 5, 6, 9, 40} {
 			base := make([]int32, n)

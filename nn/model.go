@@ -36,6 +36,12 @@ type Config struct {
 	// embedding and the encoder; MaskHidden is its hidden width (400).
 	Mask       bool `json:"mask,omitempty"`
 	MaskHidden int  `json:"mask_hidden,omitempty"`
+	// Groups, when set, adds FLAT's trivial group-mask baseline
+	// (nn/groupmask.go): Groups[id] is the group of word id (after IDMap),
+	// in [0, NumGroups); each group shares one learnable scale, initialised
+	// to 1, on its words' embeddings.
+	Groups    []int32 `json:"groups,omitempty"`
+	NumGroups int     `json:"num_groups,omitempty"`
 }
 
 // Archs lists the encoder architectures.
@@ -68,6 +74,9 @@ func (c Config) Validate() error {
 		return fmt.Errorf("dropout %g must be in [0, 1)", c.Dropout)
 	case c.IDMap != nil && len(c.IDMap) != c.VocabSize:
 		return fmt.Errorf("id map has %d entries, the vocabulary %d", len(c.IDMap), c.VocabSize)
+	}
+	if err := c.validateGroups(); err != nil {
+		return err
 	}
 	switch c.Arch {
 	case "cnn":
@@ -112,6 +121,9 @@ type Classifier struct {
 	// Mask, when non-nil, scales (inference) or samples (training) each
 	// word embedding by its global importance before the encoder.
 	Mask *WordMask
+	// GroupMask, when non-nil, scales each word embedding by its group's
+	// learnt scalar (after Mask, before the encoder).
+	GroupMask *GroupMask
 }
 
 // New builds a randomly initialised classifier.
@@ -132,6 +144,9 @@ func New(cfg Config, rng *rand.Rand) (*Classifier, error) {
 	if cfg.Mask {
 		m.Mask = NewWordMask(cfg.EmbedDim, cfg.MaskHidden, rng)
 	}
+	if cfg.Groups != nil {
+		m.GroupMask = NewGroupMask(cfg.Groups, cfg.NumGroups)
+	}
 	return m, nil
 }
 
@@ -142,6 +157,9 @@ func (m *Classifier) Params() []*ag.Param {
 	ps = append(ps, m.Out.Params()...)
 	if m.Mask != nil {
 		ps = append(ps, m.Mask.Params()...)
+	}
+	if m.GroupMask != nil {
+		ps = append(ps, m.GroupMask.Params()...)
 	}
 	return ps
 }
@@ -180,10 +198,7 @@ func (m *Classifier) Head(t *ag.Tape, sentence *ag.Var) *ag.Var {
 
 // Forward returns the logits of a batch.
 func (m *Classifier) Forward(t *ag.Tape, b *Batch) *ag.Var {
-	x := m.Embed(t, b)
-	if m.Mask != nil {
-		x = m.Mask.Apply(t, m.Emb, x, m.MapIDs(b.IDs)).X
-	}
+	x := m.MaskInput(t, m.Embed(t, b), m.MapIDs(b.IDs))
 	_, s := m.Encode(t, x, b.Lengths)
 	return m.Head(t, s)
 }

@@ -171,6 +171,10 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		cfg.EmbedDim = vecs.Dim
 	}
+	groupRec, err := dfl.gm.apply(&cfg, vocab, dfl.synonyms, df.dir, opt.Seed, stderr)
+	if err != nil {
+		return err
+	}
 	m, err := model.New(model.Meta{Net: cfg, Tokenizer: preset.Tokenizer, MaxLen: preset.MaxLen, Classes: ds.Classes}, vocab, rng)
 	if err != nil {
 		return usageError{err}
@@ -193,6 +197,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	opt.Info = map[string]any{"dataset": ds.Name, "arch": cfg.Arch}
 	if nf.embeddings != "" {
 		opt.Info["embeddings"] = nf.embeddings
+	}
+	if groupRec != nil {
+		opt.Info["group_mask"] = groupRec
 	}
 	if srcEmb != nil {
 		if opt.Info["embeddings_from"], err = copyEmbeddings(m, srcEmb, nf.embFrom); err != nil {
@@ -227,6 +234,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "trained in %s; best dev accuracy %.4f at epoch %d; model written to %s\n",
 		elapsed.Round(time.Second), res.BestDevAcc, res.BestEpoch, opt.Out)
+	if s := best.Net.GroupScales(); s != nil {
+		fmt.Fprintf(stderr, "group mask: learnt scales %s\n", formatScales(s))
+	}
 	if len(ds.Test) == 0 {
 		return nil
 	}
@@ -290,11 +300,12 @@ type defenseFlags struct {
 	squared, ceUpdates   bool
 	bl                   baselineFlags
 	fl                   flatFlags
+	gm                   groupFlags
 }
 
 func (d *defenseFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&d.name, "defense", "standard", "training objective: standard, ftml, cml, sem, atfl, ascc, ibp, flat (FLAT word masks with attack rounds) or adv (attack rounds, cross-entropy)")
-	fs.StringVar(&d.synonyms, "synonyms", "", "ftml/cml: synonym neighbour table (JSON word -> [neighbours]; default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
+	fs.StringVar(&d.synonyms, "synonyms", "", "ftml/cml (and --group-mask): synonym neighbour table (JSON word -> [neighbours]; default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
 	fs.Float64Var(&d.beta, "ftml-beta", 1, "ftml/cml: weight β of the metric term")
 	fs.Float64Var(&d.alpha, "ftml-alpha", 0, "ftml/cml: margin α (0 = 0.7·α0, α0 the mean word distance of the initial table)")
 	fs.IntVar(&d.k, "ftml-k", 8, "ftml/cml: synonyms per word and negatives per batch")
@@ -304,6 +315,7 @@ func (d *defenseFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&d.tau, "cml-tau", 20, "cml: temperature τ")
 	d.bl.register(fs)
 	d.fl.register(fs)
+	d.gm.register(fs)
 }
 
 // check rejects defense flags given with a defense that does not use them.
@@ -314,10 +326,14 @@ func (d *defenseFlags) check(fs *flag.FlagSet) error {
 		return usageError{fmt.Errorf("--defense %q: valid are standard, ftml, cml, sem, atfl, ascc, ibp, flat, adv", d.name)}
 	}
 	var err error
+	synonymsSet := false
 	fs.Visit(func(f *flag.Flag) {
 		shared := f.Name == "synonyms" || strings.HasPrefix(f.Name, "ftml-")
+		synonymsSet = synonymsSet || f.Name == "synonyms"
 		switch {
 		case err != nil:
+		case f.Name == "synonyms" && d.name == "standard" && d.gm.groups > 0:
+			// the group mask's neighbour graph
 		case shared && d.name == "standard":
 			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
 		case f.Name == "cml-tau" && d.name != "cml":
@@ -326,11 +342,16 @@ func (d *defenseFlags) check(fs *flag.FlagSet) error {
 			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
 		default:
 			if err = d.bl.checkFlag(f.Name, d.name); err == nil {
-				err = d.fl.checkFlag(f.Name, d.name)
+				if err = d.fl.checkFlag(f.Name, d.name); err == nil {
+					err = d.gm.checkFlag(f.Name, d.name)
+				}
 			}
 		}
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return d.gm.validate(synonymsSet)
 }
 
 func parseNorm(s string) (float64, error) {
@@ -351,6 +372,16 @@ func defaultSynonyms(dataDir string) string {
 
 // loadSynonyms reads the neighbour table and restricts it to vocab.
 func loadSynonyms(path, dataDir string, vocab *text.Vocab, k int) (*defense.SynonymTable, string, error) {
+	n, path, err := loadNeighborFile(path, dataDir)
+	if err != nil {
+		return nil, path, err
+	}
+	return defense.NewSynonymTable(n, vocab, k), path, nil
+}
+
+// loadNeighborFile reads the neighbour table at path (default: the
+// counter-fitted neighbours under dataDir); it returns the path used.
+func loadNeighborFile(path, dataDir string) (*lexicon.Neighbors, string, error) {
 	if path == "" {
 		path = defaultSynonyms(dataDir)
 	}
@@ -361,7 +392,7 @@ func loadSynonyms(path, dataDir string, vocab *text.Vocab, k int) (*defense.Syno
 	if err != nil {
 		return nil, path, err
 	}
-	return defense.NewSynonymTable(n, vocab, k), path, nil
+	return n, path, nil
 }
 
 // objective builds the chosen training objective for m.
