@@ -32,6 +32,7 @@ type netFlags struct {
 	tanh, freeze         bool
 	embeddings, blasName string
 	embFrom              string
+	retrofit             int
 }
 
 func (n *netFlags) register(fs *flag.FlagSet) {
@@ -48,6 +49,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&n.embeddings, "embeddings", "", "word vectors (GloVe/word2vec text or fastText .vec, .gz ok); words missing from the file start random")
 	fs.BoolVar(&n.freeze, "freeze-embeddings", false, "keep the embedding table fixed during training")
 	fs.StringVar(&n.embFrom, "embeddings-from", "", "model directory: take its vocabulary and embedding table, frozen (implies --freeze-embeddings; FTML spec §12.1)")
+	fs.IntVar(&n.retrofit, "retrofit", 0, "retrofit the initial embedding table to the --synonyms neighbour graph with this many sweeps (Faruqui et al. 2015; 10 in the paper; 0 = off)")
 	fs.StringVar(&n.blasName, "blas", "", "BLAS backend: "+strings.Join(tensor.Backends(), ", ")+" (default "+tensor.BackendName()+")")
 }
 
@@ -189,6 +191,14 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "embeddings: %d of %d vocabulary words found in %s\n", vecs.NumFound, vocab.Len()-2, nf.embeddings)
 	}
+	if nf.retrofit > 0 && nf.embFrom != "" {
+		return usageError{fmt.Errorf("--retrofit and --embeddings-from exclude each other (the copied table is used as it is)")}
+	}
+	if nf.retrofit > 0 {
+		if err := retrofitEmbeddings(m, nf.retrofit, dfl.synonyms, df.dir, stderr); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stderr, "data: %s, %d train / %d dev / %d test, %d classes; vocabulary %d words; %s tokenizer, max length %d; BLAS %s\n",
 		ds.Name, len(ds.Train), len(ds.Dev), len(ds.Test), len(ds.Classes), vocab.Len(), preset.Tokenizer, preset.MaxLen, tensor.BackendName())
 	for _, n := range ds.Notes {
@@ -197,6 +207,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	opt.Info = map[string]any{"dataset": ds.Name, "arch": cfg.Arch}
 	if nf.embeddings != "" {
 		opt.Info["embeddings"] = nf.embeddings
+	}
+	if nf.retrofit > 0 {
+		opt.Info["retrofit_sweeps"] = nf.retrofit
 	}
 	if groupRec != nil {
 		opt.Info["group_mask"] = groupRec
@@ -332,8 +345,8 @@ func (d *defenseFlags) check(fs *flag.FlagSet) error {
 		synonymsSet = synonymsSet || f.Name == "synonyms"
 		switch {
 		case err != nil:
-		case f.Name == "synonyms" && d.name == "standard" && d.gm.groups > 0:
-			// the group mask's neighbour graph
+		case f.Name == "synonyms" && d.name == "standard" && (d.gm.groups > 0 || retrofitting(fs)):
+			// the group mask's or the retrofit's neighbour graph
 		case shared && d.name == "standard":
 			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
 		case f.Name == "cml-tau" && d.name != "cml":

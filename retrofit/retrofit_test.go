@@ -1,0 +1,106 @@
+package retrofit
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/text"
+)
+
+func cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
+func setup(t *testing.T) (*text.Vocab, [][]int32) {
+	t.Helper()
+	vocab, err := text.NewVocab([]string{text.PadWord, text.UnkWord, "good", "fine", "nice", "bad", "awful", "table", "oov"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	syn := lexicon.NewNeighbors("test")
+	syn.Set("good", []string{"fine", "nice", "missing"}) // "missing" is not in the vocabulary
+	syn.Set("bad", []string{"awful"})
+	syn.Set("table", []string{"table"}) // a self loop is ignored
+	return vocab, Graph(syn, vocab)
+}
+
+func TestGraphIsSymmetricAndInVocabulary(t *testing.T) {
+	vocab, g := setup(t)
+	want := map[string][]string{"good": {"fine", "nice"}, "fine": {"good"}, "nice": {"good"}, "bad": {"awful"}, "awful": {"bad"}}
+	for w := 0; w < vocab.Len(); w++ {
+		var got []string
+		for _, j := range g[w] {
+			got = append(got, vocab.Word(j))
+		}
+		exp := want[vocab.Word(int32(w))]
+		if len(got) != len(exp) {
+			t.Fatalf("%s: neighbours %v, want %v", vocab.Word(int32(w)), got, exp)
+		}
+		for k := range exp {
+			if got[k] != exp[k] {
+				t.Fatalf("%s: neighbours %v, want %v", vocab.Word(int32(w)), got, exp)
+			}
+		}
+	}
+}
+
+func TestApplyPullsSynonymsTogether(t *testing.T) {
+	vocab, g := setup(t)
+	const dim = 50
+	rng := rand.New(rand.NewSource(1))
+	table := make([]float32, vocab.Len()*dim)
+	for i := dim * 2; i < len(table); i++ {
+		table[i] = float32(rng.Float64()*0.5 - 0.25)
+	}
+	orig := append([]float32(nil), table...)
+	if err := Apply(table, dim, g, 10, 1); err != nil {
+		t.Fatal(err)
+	}
+	row := func(tb []float32, w string) []float32 { i := int(vocab.ID(w)); return tb[i*dim : (i+1)*dim] }
+	for _, p := range [][2]string{{"good", "fine"}, {"good", "nice"}, {"bad", "awful"}} {
+		before, after := cosine(row(orig, p[0]), row(orig, p[1])), cosine(row(table, p[0]), row(table, p[1]))
+		if after < 0.5 || after < before+0.3 {
+			t.Fatalf("%v: cosine %.3f before, %.3f after", p, before, after)
+		}
+	}
+	if c := cosine(row(table, "good"), row(table, "bad")); math.Abs(c) > 0.5 {
+		t.Fatalf("unrelated words became similar: cosine %.3f", c)
+	}
+	for _, w := range []string{"table", "oov", text.PadWord} {
+		a, b := row(orig, w), row(table, w)
+		for d := range a {
+			if a[d] != b[d] {
+				t.Fatalf("%s has no neighbours but changed", w)
+			}
+		}
+	}
+	// One sweep is exactly the paper's update from the original vectors.
+	one := append([]float32(nil), orig...)
+	if err := Apply(one, dim, g, 1, 1); err != nil {
+		t.Fatal(err)
+	}
+	b, a := row(orig, "bad"), row(orig, "awful")
+	for d := 0; d < dim; d++ {
+		if want := (b[d] + a[d]) / 2; math.Abs(float64(row(one, "bad")[d]-want)) > 1e-6 {
+			t.Fatalf("one sweep: %g, want %g", row(one, "bad")[d], want)
+		}
+	}
+}
+
+func TestApplyRejectsBadShapes(t *testing.T) {
+	_, g := setup(t)
+	if err := Apply(make([]float32, 7), 3, g, 1, 1); err == nil {
+		t.Fatal("accepted a table of the wrong size")
+	}
+	if err := Apply(make([]float32, len(g)*2), 2, g, 1, 0); err == nil {
+		t.Fatal("accepted alpha 0")
+	}
+}
