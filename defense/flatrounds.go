@@ -55,6 +55,10 @@ type RoundsResult struct {
 	BestDevAcc float64       `json:"best_dev_acc"`
 	// RoundRuns are the rounds' training runs (per-epoch statistics).
 	RoundRuns []*train.Result `json:"-"`
+	// Substitutions counts, per word, its occurrences at a substituted
+	// position of the adversarial training texts, as original or as
+	// replacement, over all rounds: FLAT's SF (spec §9.3).
+	Substitutions map[string]int `json:"substitutions,omitempty"`
 }
 
 // roundsCheckpoint is what OUT.rounds.ckpt records besides the current
@@ -169,11 +173,20 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 		pairs := make([]Pair, len(sample))
 		all := append([]train.Example(nil), clean...)
 		st := RoundStats{Round: round, Attacked: len(sample)}
+		if res.Substitutions == nil {
+			res.Substitutions = map[string]int{}
+		}
 		for i, e := range sample {
 			o, a := m.Encode(e.Text), m.Encode(texts[i])
 			pairs[i] = Pair{Orig: o, Adv: a}
 			if idsKey(o) != idsKey(a) {
 				st.Changed++
+			}
+			for j := 0; j < min(len(o), len(a)); j++ {
+				if o[j] != a[j] {
+					res.Substitutions[m.Vocab.Word(o[j])]++
+					res.Substitutions[m.Vocab.Word(a[j])]++
+				}
 			}
 			all = append(all, train.Example{IDs: a, Label: e.Label})
 		}

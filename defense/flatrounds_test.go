@@ -49,6 +49,15 @@ func TestAdversarialRoundsFLAT(t *testing.T) {
 	if len(res.Rounds) != 2 || res.Rounds[0].Changed == 0 || res.Rounds[0].GapPairs == 0 {
 		t.Fatalf("rounds %+v", res.Rounds)
 	}
+	// The stand-in attack substitutes position 0 only: every changed pair
+	// counts its first word and its second (now at position 0) once each.
+	total := 0
+	for _, c := range res.Substitutions {
+		total += c
+	}
+	if total != 2*(res.Rounds[0].Changed+res.Rounds[1].Changed) {
+		t.Fatalf("substitution counts sum to %d, want 2 × %d changed texts", total, res.Rounds[0].Changed+res.Rounds[1].Changed)
+	}
 	best, err := model.Load(out)
 	if err != nil || best.Net.Mask == nil {
 		t.Fatalf("saved model: %v", err)

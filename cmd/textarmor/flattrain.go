@@ -188,6 +188,7 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 	best.Training["defense"] = name
 	best.Training["round_stats"] = res.Rounds
 	best.Training["best_round"] = res.BestRound
+	best.Training["substitution_counts"] = res.Substitutions
 	if err := best.Save(opt.Out); err != nil {
 		return nil, err
 	}
