@@ -45,6 +45,13 @@ type Attack struct {
 	// QueryBudget stops an example once it has made this many queries (the
 	// result is then Failed unless the goal was already reached); 0 = none.
 	QueryBudget int
+	// OOVAsUnk keeps substitutes outside the model vocabulary: they reach a
+	// CNN/LSTM as UNK, as in TextAttack, where the model's tokenizer maps
+	// every unknown word to its UNK id. Per position the first such
+	// substitute stands for all of them (they are one query to the model)
+	// and is the word written into the perturbed text. Off: candidates are
+	// restricted to the vocabulary (Jia et al.'s S(w), the FTML protocol).
+	OOVAsUnk bool
 }
 
 // ResultType is TextAttack's result class name.
@@ -179,11 +186,11 @@ func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 	res.NumPerturbed = s.Modified(best.Seq)
 	if best.Achieved {
 		res.Type = Successful
-		res.PerturbedText = detokenizeSeq(ex.Text, toks, t.Vocab, orig, best.Seq)
+		res.PerturbedText = detokenizeSeq(ex.Text, toks, s, best.Seq)
 	} else {
 		// A failed attack reports the original text and prediction.
 		if res.NumPerturbed > 0 {
-			res.FinalText = detokenizeSeq(ex.Text, toks, t.Vocab, orig, best.Seq)
+			res.FinalText = detokenizeSeq(ex.Text, toks, s, best.Seq)
 		}
 		res.Type, res.NumPerturbed, res.PerturbedOutput = Failed, 0, s.Initial.Pred
 		if s.exhausted {
@@ -194,11 +201,11 @@ func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 }
 
 // detokenizeSeq writes seq's substitutions into the original text.
-func detokenizeSeq(orig string, toks []text.Token, v *text.Vocab, origIDs, seq []int32) string {
+func detokenizeSeq(orig string, toks []text.Token, s *State, seq []int32) string {
 	replace := map[int]string{}
 	for i, id := range seq {
-		if id != origIDs[i] {
-			replace[i] = v.Word(id)
+		if id != s.Orig[i] {
+			replace[i] = s.word(i, id)
 		}
 	}
 	return text.Detokenize(orig, toks, replace)
@@ -231,6 +238,9 @@ type State struct {
 	cache     map[string]Scored
 	exhausted bool
 	inc       *nn.Incremental // the fast path's base, when the victim has one
+	// unkSub[i] is the out-of-vocabulary word that UNK stands for at
+	// position i (Attack.OOVAsUnk); "" when there is none.
+	unkSub []string
 }
 
 // key is a sequence's bytes as a map key.
@@ -330,17 +340,21 @@ func (s *State) Modified(seq []int32) int {
 // original text.
 func (s *State) buildCandidates() {
 	s.Cands = make([][]int32, len(s.Orig))
+	s.unkSub = make([]string, len(s.Orig))
 	v := s.Target.Vocab
 	for i := range s.Orig {
 		if !s.allowed(s.Orig, i) {
 			continue
 		}
-		seen := map[int32]bool{s.Orig[i]: true, text.PadID: true, text.UnkID: true}
+		seen := map[int32]bool{s.Orig[i]: true, text.PadID: true, text.UnkID: !s.attack.OOVAsUnk}
 		for _, w := range s.attack.Transformation.Substitutes(s.Words, i) {
 			id := v.ID(w)
 			if !seen[id] {
 				seen[id] = true
 				s.Cands[i] = append(s.Cands[i], id)
+				if id == text.UnkID {
+					s.unkSub[i] = w
+				}
 			}
 		}
 	}
@@ -382,13 +396,21 @@ func (s *State) Allowed(cur []int32, i int) bool {
 	return len(s.Cands[i]) > 0 && s.allowed(cur, i)
 }
 
+// word is the word that id stands for at position i.
+func (s *State) word(i int, id int32) string {
+	if id == text.UnkID && s.unkSub != nil && s.unkSub[i] != "" {
+		return s.unkSub[i]
+	}
+	return s.Target.Vocab.Word(id)
+}
+
 // WordsOf maps a sequence back to words (all tokens, including those past
 // MaxLen, which never change).
 func (s *State) WordsOf(seq []int32) []string {
 	w := append([]string(nil), s.Words...)
 	for i, id := range seq {
 		if id != s.Orig[i] {
-			w[i] = s.Target.Vocab.Word(id)
+			w[i] = s.word(i, id)
 		}
 	}
 	return w
@@ -416,6 +438,10 @@ func (a *Attack) describe() string {
 	for _, c := range a.Post {
 		post = append(post, c.Name())
 	}
-	return fmt.Sprintf("goal=%s transformation=%s pre=%v post=%v search=%s budget=%d",
-		a.Goal.Name(), a.Transformation.Name(), pre, post, a.Search.Name(), a.QueryBudget)
+	oov := "vocabulary-only"
+	if a.OOVAsUnk {
+		oov = "as-unk"
+	}
+	return fmt.Sprintf("goal=%s transformation=%s pre=%v post=%v search=%s budget=%d oov=%s",
+		a.Goal.Name(), a.Transformation.Name(), pre, post, a.Search.Name(), a.QueryBudget, oov)
 }

@@ -384,3 +384,31 @@ func TestFailedAttackKeepsItsFinalText(t *testing.T) {
 		t.Fatalf("unchanged: %+v", r)
 	}
 }
+
+func TestOOVSubstitutesReachTheModelAsUnk(t *testing.T) {
+	// Only an out-of-vocabulary synonym ("grand", UNK to the model) flips
+	// the victim: with OOVAsUnk the attack finds it and writes the word
+	// itself into the text; restricted to the vocabulary it fails.
+	tg, syn, m := oneWord()
+	v := tg.Vocab
+	m.w = map[int32]float64{v.ID("good"): 4, v.ID("fine"): 3, v.ID("nice"): 3}
+	syn.Set("good", []string{"fine", "grand", "nice", "superb"})
+	for _, oov := range []bool{false, true} {
+		for name, s := range searches() {
+			a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: s, OOVAsUnk: oov}
+			r, err := a.Run(tg, Example{Text: "the movie was good", Label: 1}, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !oov {
+				if r.Type != Failed {
+					t.Fatalf("%s, vocabulary only: %+v", name, r)
+				}
+				continue
+			}
+			if r.Type != Successful || r.NumPerturbed != 1 || r.PerturbedText != "the movie was grand" {
+				t.Fatalf("%s, OOV as UNK: %+v", name, r)
+			}
+		}
+	}
+}

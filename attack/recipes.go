@@ -71,6 +71,10 @@ func (rc Recipe) Build(protocol string, r Resources) (*Configured, error) {
 	}
 	c.Recipe, c.Protocol = rc.Name, protocol
 	c.QueryBudget = r.QueryBudget
+	// TextAttack's recipes (the papers' own and the FLAT protocol) let a
+	// substitute outside the model vocabulary reach the model as UNK; the
+	// FTML protocol's S(w) is restricted to the vocabulary (Jia et al.).
+	c.OOVAsUnk = protocol != ProtocolFTML
 	if c.Description == "" {
 		c.Description = rc.Summary
 	}
@@ -156,7 +160,6 @@ func buildPWWS(protocol string, r Resources) (*Configured, error) {
 			Pre:    []PreConstraint{NoRepeat{}, StopWords{Set: NLTKStopwords(), Desc: "nltk-english"}},
 			Search: Greedy{Order: ByPWWS}},
 		Description: "PWWS as TextAttack's pwws recipe: WordNet synonyms (single words), NLTK stop words, no repeat modification, greedy by weighted saliency",
-		Deviations:  []string{"candidates are limited to words in the model vocabulary (others would only reach the model as UNK)"},
 	}, nil
 }
 

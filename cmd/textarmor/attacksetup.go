@@ -31,7 +31,13 @@ func attackSetup(rc attack.Recipe, protocol string, m *model.Model, synPath, dat
 		if err != nil {
 			return nil, fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)
 		}
-		res.Synonyms = nb.Restrict(m.Vocab)
+		// The FTML protocol's S(w) lives in the model vocabulary (Jia et
+		// al.); TextAttack's recipes keep every neighbour, and those outside
+		// the vocabulary reach the model as UNK (attack.Attack.OOVAsUnk).
+		res.Synonyms = nb
+		if protocol == attack.ProtocolFTML {
+			res.Synonyms = nb.Restrict(m.Vocab)
+		}
 	case rc.Name == "pwws":
 		wn, err := lexicon.OpenWordNet(wnDir)
 		if err != nil {
