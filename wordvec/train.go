@@ -550,32 +550,23 @@ func (w *worker) sentence(sen []int32, alpha float32) {
 	}
 }
 
-func (w *worker) inRow(id int32) []float32 {
-	d := w.t.dim
-	if !w.private {
-		o := int(id) * d
-		return w.t.in[o : o+d : o+d]
-	}
-	s := w.in.slot[id]
-	if s < 0 {
-		s = w.in.add(id, w.t.in, d)
-	}
-	o := int(s) * d
-	return w.in.data[o : o+d : o+d]
-}
+func (w *worker) inRow(id int32) []float32  { return w.row(id, w.t.in, &w.in) }
+func (w *worker) outRow(id int32) []float32 { return w.row(id, w.t.out, &w.out) }
 
-func (w *worker) outRow(id int32) []float32 {
+// row is id's row of a shared table, or of the worker's private copy of it
+// (copied in on first use) when the worker trains on private rows.
+func (w *worker) row(id int32, shared []float32, c *rowCache) []float32 {
 	d := w.t.dim
 	if !w.private {
 		o := int(id) * d
-		return w.t.out[o : o+d : o+d]
+		return shared[o : o+d : o+d]
 	}
-	s := w.out.slot[id]
+	s := c.slot[id]
 	if s < 0 {
-		s = w.out.add(id, w.t.out, d)
+		s = c.add(id, shared, d)
 	}
 	o := int(s) * d
-	return w.out.data[o : o+d : o+d]
+	return c.data[o : o+d : o+d]
 }
 
 // pair is one skip-gram step with negative sampling (word2vec's inner loop).
