@@ -103,9 +103,6 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 		log = io.Discard
 	}
 	if opt.Train.Shared == nil {
-		if opt.Train.LR == 0 {
-			opt.Train.LR = 1e-3 // train.Run's default
-		}
 		opt.Train.Shared = train.NewOptimizer(opt.Train)
 	}
 	rng := rand.New(rand.NewSource(opt.Train.Seed + 7))
@@ -126,7 +123,11 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 		if ok {
 			done, res = rc.Done, rc.Result
 			res.RoundRuns = rc.RoundRuns
-			fmt.Fprintf(log, "resuming from %s after %s\n", ckpt, map[bool]string{true: "the clean phase", false: fmt.Sprintf("round %d", done)}[done == 0])
+			after := "the clean phase"
+			if done > 0 {
+				after = fmt.Sprintf("round %d", done)
+			}
+			fmt.Fprintf(log, "resuming from %s after %s\n", ckpt, after)
 		}
 	} else {
 		os.RemoveAll(ckpt)

@@ -147,8 +147,10 @@ func LoadCheckpoint(dir string, m *model.Model, obj Objective, opz optim.Optimiz
 	return true, nil
 }
 
-// NewOptimizer builds the optimizer that opt describes (after defaults).
+// NewOptimizer builds the optimizer that opt describes, with Run's
+// defaults for the zero values (Adam, lr 1e-3).
 func NewOptimizer(opt Options) optim.Optimizer {
+	_ = opt.defaults() // invalid options are reported by Run
 	if opt.Optimizer == "sgd" {
 		return optim.NewSGD(opt.LR, opt.Momentum, opt.WeightDecay)
 	}
