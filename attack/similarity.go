@@ -3,6 +3,7 @@ package attack
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/textarmor/textarmor/text"
 )
@@ -57,7 +58,7 @@ func (e MeanVectorEncoder) Similarity(a, b []string) float64 {
 	ma, na := e.mean(a)
 	mb, nb := e.mean(b)
 	if na == 0 || nb == 0 {
-		if equalWords(a, b) {
+		if slices.Equal(a, b) {
 			return 1
 		}
 		return 0
@@ -79,18 +80,6 @@ func (e MeanVectorEncoder) mean(words []string) ([]float64, int) {
 		}
 	}
 	return m, n
-}
-
-func equalWords(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func cosine64(a, b []float64) float64 {

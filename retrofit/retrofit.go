@@ -9,54 +9,10 @@
 // the attacks' embedding checks assume.
 package retrofit
 
-import (
-	"fmt"
+import "fmt"
 
-	"github.com/textarmor/textarmor/lexicon"
-	"github.com/textarmor/textarmor/text"
-)
-
-// Graph returns, for every vocabulary id, its neighbours in the
-// symmetrised synonym relation of src restricted to the vocabulary (ids
-// ascending, no self loops). Padding and unknown have none.
-func Graph(src lexicon.Source, vocab *text.Vocab) [][]int32 {
-	n := vocab.Len()
-	sets := make([]map[int32]bool, n)
-	add := func(a, b int32) {
-		if sets[a] == nil {
-			sets[a] = map[int32]bool{}
-		}
-		sets[a][b] = true
-	}
-	for id := int32(2); id < int32(n); id++ {
-		for _, s := range src.Synonyms(vocab.Word(id)) {
-			j := vocab.ID(s)
-			if j < 2 || j == id {
-				continue
-			}
-			add(id, j)
-			add(j, id)
-		}
-	}
-	out := make([][]int32, n)
-	for id, s := range sets {
-		for j := range s {
-			out[id] = append(out[id], j)
-		}
-		sortIDs(out[id])
-	}
-	return out
-}
-
-func sortIDs(a []int32) {
-	for i := 1; i < len(a); i++ {
-		for j := i; j > 0 && a[j] < a[j-1]; j-- {
-			a[j], a[j-1] = a[j-1], a[j]
-		}
-	}
-}
-
-// Apply retrofits table (row-major [len(graph), dim]) in place: iters
+// Apply retrofits table (row-major [len(graph), dim]) in place, graph
+// being each row's neighbours (lexicon.VocabGraph): iters
 // Jacobi sweeps of q_i ← (α·q̂_i + Σ_j q_j/deg_i) / (α + 1), the paper's
 // update with β_ij = 1/deg_i and α_i = alpha (1 in the paper), where q̂ is
 // the original table. Sweeps read the previous sweep's vectors, so the

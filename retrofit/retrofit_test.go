@@ -29,27 +29,7 @@ func setup(t *testing.T) (*text.Vocab, [][]int32) {
 	syn.Set("good", []string{"fine", "nice", "missing"}) // "missing" is not in the vocabulary
 	syn.Set("bad", []string{"awful"})
 	syn.Set("table", []string{"table"}) // a self loop is ignored
-	return vocab, Graph(syn, vocab)
-}
-
-func TestGraphIsSymmetricAndInVocabulary(t *testing.T) {
-	vocab, g := setup(t)
-	want := map[string][]string{"good": {"fine", "nice"}, "fine": {"good"}, "nice": {"good"}, "bad": {"awful"}, "awful": {"bad"}}
-	for w := 0; w < vocab.Len(); w++ {
-		var got []string
-		for _, j := range g[w] {
-			got = append(got, vocab.Word(j))
-		}
-		exp := want[vocab.Word(int32(w))]
-		if len(got) != len(exp) {
-			t.Fatalf("%s: neighbours %v, want %v", vocab.Word(int32(w)), got, exp)
-		}
-		for k := range exp {
-			if got[k] != exp[k] {
-				t.Fatalf("%s: neighbours %v, want %v", vocab.Word(int32(w)), got, exp)
-			}
-		}
-	}
+	return vocab, lexicon.VocabGraph(syn, vocab)
 }
 
 func TestApplyPullsSynonymsTogether(t *testing.T) {

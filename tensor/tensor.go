@@ -3,6 +3,7 @@ package tensor
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // Tensor is a dense row-major float32 array.
@@ -65,17 +66,7 @@ func (t *Tensor) Reshape(shape ...int) *Tensor {
 func (t *Tensor) Zero() { clear(t.Data) }
 
 // SameShape reports whether two shapes are equal.
-func SameShape(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func SameShape(a, b []int) bool { return slices.Equal(a, b) }
 
 // MaxAbsDiff returns the largest absolute element difference (NaN-aware: a
 // NaN anywhere gives +Inf).

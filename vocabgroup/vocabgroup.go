@@ -64,18 +64,12 @@ func ByNeighbors(src lexicon.Source, vocab *text.Vocab, g int) (groups []int32, 
 		}
 		return x
 	}
+	graph := lexicon.VocabGraph(src, vocab)
 	linked := make([]bool, v)
-	for id := text.UnkID + 1; int(id) < v; id++ {
-		for _, u := range src.Synonyms(vocab.Word(id)) {
-			if !vocab.Has(u) {
-				continue
-			}
-			uid := vocab.ID(u)
-			if !realWord(uid) || uid == id {
-				continue
-			}
-			linked[id], linked[uid] = true, true
-			a, b := find(id), find(uid)
+	for id, nb := range graph {
+		linked[id] = len(nb) > 0
+		for _, u := range nb {
+			a, b := find(int32(id)), find(u)
 			if a != b {
 				// The smaller id becomes the root, so each component is
 				// named by its lowest word id.

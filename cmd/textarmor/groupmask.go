@@ -91,7 +91,11 @@ func (g *groupFlags) apply(cfg *nn.Config, vocab *text.Vocab, synPath, dataDir s
 	slices.Sort(main)
 	fmt.Fprintf(stderr, "group mask: %d groups from %s; group sizes min %s, median %s, max %s; extra group holds %s %s (and <pad>, <unk>)\n",
 		g.groups, how, thousands(main[0]), thousands(main[len(main)/2]), thousands(main[len(main)-1]), thousands(sizes[g.groups]-2), extraWhat)
-	if empty := len(main) - len(slices.DeleteFunc(slices.Clone(main), func(k int) bool { return k == 0 })); empty > 0 {
+	empty := 0 // main is sorted: empty groups come first
+	for empty < len(main) && main[empty] == 0 {
+		empty++
+	}
+	if empty > 0 {
 		fmt.Fprintf(stderr, "group mask: note: %d of the %d groups are empty (fewer components or words than groups)\n", empty, g.groups)
 	}
 	return rec, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/retrofit"
 )
@@ -17,7 +18,7 @@ func retrofitEmbeddings(m *model.Model, sweeps int, synPath, dataDir string, std
 	if err != nil {
 		return err
 	}
-	g := retrofit.Graph(n, m.Vocab)
+	g := lexicon.VocabGraph(n, m.Vocab)
 	words, edges := 0, 0
 	for _, nb := range g {
 		if len(nb) > 0 {
