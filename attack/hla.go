@@ -84,36 +84,52 @@ func (h HLA) initialise(s *State) (Scored, bool) {
 		}
 	}
 	s.Rng.Shuffle(len(pos), func(a, b int) { pos[a], pos[b] = pos[b], pos[a] })
+	// The candidates of both stages are drawn without looking at any answer,
+	// so they go to the model in batches (one BLAS call instead of one per
+	// query); the first flipped one in drawing order wins, as sequentially.
+	first := func(qs [][]int32) (Scored, bool, bool) {
+		res, err := s.Query(qs)
+		for _, r := range res {
+			if s.flipped(r) {
+				return r, true, false
+			}
+		}
+		return Scored{}, false, err != nil
+	}
+	// Stage 1: substitute one more random position at a time.
 	cur := append([]int32(nil), s.Orig...)
-	try := func(q []int32) (Scored, bool, bool) {
-		res, err := s.Query([][]int32{q})
-		return res[0], s.flipped(res[0]), err != nil
-	}
-	for _, i := range pos {
-		cur[i] = s.Cands[i][s.Rng.Intn(len(s.Cands[i]))]
-		r, ok, stop := try(append([]int32(nil), cur...))
-		if ok {
-			return r, true
+	for lo := 0; lo < len(pos); lo += hlaInitBatch {
+		var qs [][]int32
+		for _, i := range pos[lo:min(lo+hlaInitBatch, len(pos))] {
+			cur[i] = s.Cands[i][s.Rng.Intn(len(s.Cands[i]))]
+			qs = append(qs, append([]int32(nil), cur...))
 		}
-		if stop {
-			return Scored{}, false
+		if r, ok, stop := first(qs); ok || stop {
+			return r, ok
 		}
 	}
-	for k := 0; k < h.InitQueries; k++ {
-		q := append([]int32(nil), s.Orig...)
-		for _, i := range pos {
-			q[i] = s.Cands[i][s.Rng.Intn(len(s.Cands[i]))]
+	// Stage 2: fresh random substitutions of every position.
+	for k := 0; k < h.InitQueries; k += hlaInitBatch {
+		var qs [][]int32
+		for range min(hlaInitBatch, h.InitQueries-k) {
+			q := append([]int32(nil), s.Orig...)
+			for _, i := range pos {
+				q[i] = s.Cands[i][s.Rng.Intn(len(s.Cands[i]))]
+			}
+			qs = append(qs, q)
 		}
-		r, ok, stop := try(q)
-		if ok {
-			return r, true
-		}
-		if stop {
-			return Scored{}, false
+		if r, ok, stop := first(qs); ok || stop {
+			return r, ok
 		}
 	}
 	return Scored{}, false
 }
+
+// hlaInitBatch is how many initialisation candidates go to the model at
+// once. The queries of a batch count even when an earlier one already
+// flips the label, so the query count can exceed the sequential one by up
+// to hlaInitBatch−1.
+const hlaInitBatch = 32
 
 // windowSim is the similarity of the Window words around i of the original
 // and of seq.

@@ -233,3 +233,40 @@ func TestNewRecipes(t *testing.T) {
 		t.Fatalf("textfooler: %d post constraints, deviations %v", len(c.Post), c.Deviations)
 	}
 }
+
+// hlaInitOnly runs only HLA's random initialisation.
+type hlaInitOnly struct{ h HLA }
+
+func (i hlaInitOnly) Name() string { return "hla-init" }
+
+func (i hlaInitOnly) Search(s *State) Scored {
+	r, ok := i.h.initialise(s)
+	if !ok {
+		return s.Initial
+	}
+	return r
+}
+
+// The batched initialisation must return the first flipping candidate in
+// drawing order: with a label that flips once three words are replaced,
+// stage 1 ends at exactly three substitutions, although its batch goes on.
+func TestHLAInitialisationReturnsFirstFlipInBatch(t *testing.T) {
+	tg, syn, m := oneWord()
+	m.w = map[int32]float64{tg.Vocab.ID("good"): 1}
+	m.bias = -37.5
+	txt := strings.TrimSpace(strings.Repeat("good ", 40))
+	for seed := int64(0); seed < 5; seed++ {
+		a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: hlaInitOnly{DefaultHLA(bowEncoder{})}}
+		r, err := a.Run(tg, Example{Index: int(seed), Text: txt, Label: 1}, seed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Type != Successful || r.NumPerturbed != 3 {
+			t.Fatalf("seed %d: %s, %d perturbed, want a success with 3", seed, r.Type, r.NumPerturbed)
+		}
+		// One batch: the 32 prefixes, all counted.
+		if r.NumQueries != 1+hlaInitBatch {
+			t.Errorf("seed %d: %d queries, want 1 + %d", seed, r.NumQueries, hlaInitBatch)
+		}
+	}
+}

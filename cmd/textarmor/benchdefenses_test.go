@@ -99,6 +99,15 @@ func TestBenchFTMLTable(t *testing.T) {
 			t.Errorf("cell %+v", c)
 		}
 	}
+	var hla tableCell
+	if raw, err := os.ReadFile(filepath.Join(out, "cnn", "standard", "hla.json")); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(raw, &hla); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(hla.Notes, "\n"), "quick: search budget cut to population 15 × 50 generations, 500 initialisation queries") {
+		t.Errorf("quick HLA cell does not record its cut budget: %q", hla.Notes)
+	}
 	// Resumable: a rerun skips every existing cell; removing one recomputes
 	// just that one, with the same value.
 	cell := filepath.Join(out, "cnn", "ftml", "pwws.json")
