@@ -57,7 +57,7 @@ func ftmlRecipes() []tableRecipe {
 // chance), and the costly inner loops (ATFL's substitutions, IBP's ramp)
 // cut to fit the budget.
 func quickRecipe(r tableRecipe) tableRecipe {
-	epochs := map[string]int{"standard": 4, "ftml": 8, "sem": 4, "ascc": 2, "atfl": 1, "ibp": 2}
+	epochs := map[string]int{"standard": 4, "ftml": 8, "sem": 4, "ascc": 2, "atfl": 1, "ibp": 1}
 	q := tableRecipe{Defense: r.Defense, Epochs: epochs[r.Defense]}
 	for i := 0; i < len(r.Args); i += 2 {
 		switch r.Args[i] {
