@@ -388,6 +388,30 @@ func (s *State) Substitutes(cur []int32, i int) [][]int32 {
 			out = append(out, next)
 		}
 	}
+	return s.selectCandidates(cur, i, out)
+}
+
+// selectCandidates applies the constraints that judge a position's
+// substitutes together (CandidateSelector) to the survivors of Check.
+func (s *State) selectCandidates(cur []int32, i int, out [][]int32) [][]int32 {
+	for _, c := range s.attack.Post {
+		sel, ok := c.(CandidateSelector)
+		if !ok || len(out) == 0 {
+			continue
+		}
+		subs := make([]string, len(out))
+		for k, q := range out {
+			subs[k] = s.word(i, q[i])
+		}
+		keep := sel.Select(s.Words, s.WordsOf(cur), i, subs)
+		kept := out[:0:0]
+		for k, q := range out {
+			if keep[k] {
+				kept = append(kept, q)
+			}
+		}
+		out = kept
+	}
 	return out
 }
 

@@ -3,6 +3,7 @@ package attack
 import (
 	"fmt"
 	"math"
+	"sort"
 	"unicode/utf8"
 
 	"github.com/textarmor/textarmor/lexicon"
@@ -204,6 +205,53 @@ func (c LMFilter) Name() string { return "language-model(" + c.LM.Name() + ")" }
 // Check implements PostConstraint.
 func (c LMFilter) Check(_, prev, next []string, i int) bool {
 	return c.LM.LogProb(prev, i)-c.LM.LogProb(next, i) <= c.MaxDrop
+}
+
+// CandidateSelector is a post-transformation constraint that judges the
+// substitutes of one position together rather than one by one.
+type CandidateSelector interface {
+	PostConstraint
+	// Select reports which of subs (substitutes for position i of prev,
+	// each already past the per-candidate checks) to keep.
+	Select(orig, prev []string, i int, subs []string) []bool
+}
+
+// LMTopN keeps the N substitutes of a position that a language model scores
+// highest in the current text: Alzantot et al. (2018) keep the best 4 of
+// the 8 nearest neighbours under the Google 1-billion-word LM.
+type LMTopN struct {
+	LM LanguageModel
+	N  int
+}
+
+// Name implements PostConstraint.
+func (c LMTopN) Name() string { return fmt.Sprintf("language-model-top%d(%s)", c.N, c.LM.Name()) }
+
+// Check implements PostConstraint; the work is in Select.
+func (c LMTopN) Check(_, _, _ []string, _ int) bool { return true }
+
+// Select implements CandidateSelector. Ties keep the earlier substitute
+// (the synonym source's order), so the choice is deterministic.
+func (c LMTopN) Select(_, prev []string, i int, subs []string) []bool {
+	keep := make([]bool, len(subs))
+	if len(subs) <= c.N {
+		for k := range keep {
+			keep[k] = true
+		}
+		return keep
+	}
+	words := append([]string(nil), prev...)
+	score := make([]float64, len(subs))
+	order := make([]int, len(subs))
+	for k, w := range subs {
+		words[i] = w
+		score[k], order[k] = c.LM.LogProb(words, i), k
+	}
+	sort.SliceStable(order, func(a, b int) bool { return score[order[a]] > score[order[b]] })
+	for _, k := range order[:max(c.N, 0)] {
+		keep[k] = true
+	}
+	return keep
 }
 
 // WordDistance gives the distance of two words in an embedding space.

@@ -35,6 +35,9 @@ type Resources struct {
 	// Nearest, when set, are substitutes computed from word vectors; the
 	// paper-protocol textfooler, ga and pso use them instead of Synonyms.
 	Nearest *NearestSet
+	// LM, when set, is the language model of the alzantot recipe (the
+	// paper's Google 1-billion-word LM keeps the best 4 substitutes).
+	LM LanguageModel
 	// QueryBudget is copied to the attack (0 = none).
 	QueryBudget int
 }
@@ -228,7 +231,12 @@ func buildGA(protocol string, r Resources) (*Configured, error) {
 		}, nil
 	}
 	var subs lexicon.Source = r.Synonyms
-	dev := []string{"Google 1-billion-words language-model filter omitted (no LM available)"}
+	var post []PostConstraint
+	dev := []string{"Google 1-billion-words language-model filter omitted (no LM given)"}
+	if r.LM != nil {
+		post = []PostConstraint{LMTopN{LM: r.LM, N: 4}}
+		dev[0] = "language model: " + r.LM.Name() + " instead of the Google 1-billion-words LM (best 4 substitutes per position kept, as in the paper)"
+	}
 	switch {
 	case r.Nearest == nil:
 		dev = append(dev, "word-embedding distance ≤ 0.5 enforced by the neighbour sets themselves (built with squared distance ≤ 0.5), not re-checked")
@@ -244,6 +252,7 @@ func buildGA(protocol string, r Resources) (*Configured, error) {
 		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{subs},
 			Pre: []PreConstraint{NoRepeat{}, StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"},
 				MaxModificationRate{Rate: 0.2, MinWords: 1, Ceil: true}},
+			Post:   post,
 			Search: Genetic{PopSize: 60, Generations: 20, Temp: 0.3, MaxSynonyms: 10}},
 		Description: "GA as TextAttack's alzantot recipe: 8 nearest counter-fitted neighbours, no repeat, stop words, ≤ 20% words, population 60, 20 generations",
 		Deviations:  dev,

@@ -95,7 +95,8 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	cfg, err := attackSetup(rc, protocol, m, synPath, df.dir, wnDir, vecPath, budget, nf, nearestCacheDir(out), stderr)
+	cfg, err := attackSetup(rc, protocol, m, attackInputs{synPath: synPath, dataDir: df.dir, wnDir: wnDir, vecPath: vecPath,
+		budget: budget, nf: nf, cacheDir: nearestCacheDir(out)}, stderr)
 	if err != nil {
 		return err
 	}

@@ -10,18 +10,30 @@ import (
 	"github.com/textarmor/textarmor/model"
 )
 
+// attackInputs are the resources an attack is assembled from, as the CLI
+// gives them.
+type attackInputs struct {
+	synPath  string // counter-fitted neighbour JSON ("" = the one under dataDir)
+	dataDir  string
+	wnDir    string // WordNet dict folder
+	vecPath  string // word vectors (optional)
+	budget   int    // query budget per example (0 = none)
+	nf       nearestFlags
+	cacheDir string // where nearest-neighbour tables are cached
+}
+
 // attackSetup builds recipe rc under protocol against m with the CLI's
-// resources: the counter-fitted neighbour sets (synPath, default under
-// dataDir) for everything but WordNet-PWWS, WordNet for PWWS, and the
+// resources: the counter-fitted neighbour sets (in.synPath, default under
+// in.dataDir) for everything but WordNet-PWWS, WordNet for PWWS, and the
 // optional extras of attackExtras (word vectors, nearest-neighbour
 // substitutes, POS tagger). `attack` and `train --defense flat|adv` share it.
-func attackSetup(rc attack.Recipe, protocol string, m *model.Model, synPath, dataDir, wnDir, vecPath string, budget int,
-	nf nearestFlags, cacheDir string, stderr io.Writer) (*attack.Configured, error) {
+func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInputs, stderr io.Writer) (*attack.Configured, error) {
 	var res attack.Resources
-	res.QueryBudget = budget
-	if err := attackExtras(&res, rc.Name, protocol, m, vecPath, wnDir, nf, cacheDir, stderr); err != nil {
+	res.QueryBudget = in.budget
+	if err := attackExtras(&res, rc.Name, protocol, m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
 		return nil, err
 	}
+	synPath, dataDir, wnDir := in.synPath, in.dataDir, in.wnDir
 	switch {
 	case res.Nearest == nil && (rc.Name != "pwws" || protocol == attack.ProtocolFTML):
 		if synPath == "" {

@@ -63,57 +63,9 @@ func runEmbedTrain(args []string, stdout, stderr io.Writer) error {
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return usageError{fmt.Errorf("--out %s is a directory", out)}
 	}
-	var presets []dataset.Preset
-	if names != "" {
-		seen := map[string]bool{}
-		for _, n := range strings.Split(names, ",") {
-			n = strings.TrimSpace(n)
-			p, err := dataset.LookupPreset(n)
-			if err != nil {
-				return usageError{err}
-			}
-			if seen[n] {
-				return usageError{fmt.Errorf("--dataset names %s twice", n)}
-			}
-			seen[n] = true
-			presets = append(presets, p)
-		}
-	}
-
-	// Gather the corpus: training splits only, never dev or test.
-	var sentences [][]string
-	var sources []corpusSource
-	for _, p := range presets {
-		tok, err := text.NewTokenizer(p.Tokenizer)
-		if err != nil {
-			return err
-		}
-		ds, err := dataset.Load(p.Name, dataDir)
-		if err != nil {
-			return err
-		}
-		src := corpusSource{Name: p.Name + " train", Tokenizer: p.Tokenizer, Texts: len(ds.Train)}
-		for _, ex := range ds.Train {
-			s := text.Texts(tok.Tokenize(ex.Text))
-			src.Tokens += int64(len(s))
-			sentences = append(sentences, s)
-		}
-		sources = append(sources, src)
-	}
-	if corpus != "" {
-		s, err := readCorpusFile(corpus)
-		if err != nil {
-			return err
-		}
-		src := corpusSource{Name: corpus, Tokenizer: "lower-case + white space", Texts: len(s)}
-		for _, x := range s {
-			src.Tokens += int64(len(x))
-		}
-		sentences = append(sentences, s...)
-		sources = append(sources, src)
-	}
-	for _, s := range sources {
-		fmt.Fprintf(stderr, "corpus %s: %d texts, %d tokens (tokenizer %s)\n", s.Name, s.Texts, s.Tokens, s.Tokenizer)
+	sentences, sources, err := loadCorpus(names, dataDir, corpus, stderr)
+	if err != nil {
+		return err
 	}
 
 	// Open the output first, so that a bad path fails before training.
@@ -151,6 +103,65 @@ func runEmbedTrain(args []string, stdout, stderr io.Writer) error {
 		})
 	}
 	return nil
+}
+
+// loadCorpus gathers a training corpus: the TRAINING split of each preset
+// in names (comma-separated; never dev or test), tokenised with the preset's
+// tokenizer, and/or a one-text-per-line file. It reports each source on
+// stderr. `embed train` and `lm train` share it.
+func loadCorpus(names, dataDir, corpus string, stderr io.Writer) ([][]string, []corpusSource, error) {
+	var presets []dataset.Preset
+	if names != "" {
+		seen := map[string]bool{}
+		for _, n := range strings.Split(names, ",") {
+			n = strings.TrimSpace(n)
+			p, err := dataset.LookupPreset(n)
+			if err != nil {
+				return nil, nil, usageError{err}
+			}
+			if seen[n] {
+				return nil, nil, usageError{fmt.Errorf("--dataset names %s twice", n)}
+			}
+			seen[n] = true
+			presets = append(presets, p)
+		}
+	}
+
+	var sentences [][]string
+	var sources []corpusSource
+	for _, p := range presets {
+		tok, err := text.NewTokenizer(p.Tokenizer)
+		if err != nil {
+			return nil, nil, err
+		}
+		ds, err := dataset.Load(p.Name, dataDir)
+		if err != nil {
+			return nil, nil, err
+		}
+		src := corpusSource{Name: p.Name + " train", Tokenizer: p.Tokenizer, Texts: len(ds.Train)}
+		for _, ex := range ds.Train {
+			s := text.Texts(tok.Tokenize(ex.Text))
+			src.Tokens += int64(len(s))
+			sentences = append(sentences, s)
+		}
+		sources = append(sources, src)
+	}
+	if corpus != "" {
+		s, err := readCorpusFile(corpus)
+		if err != nil {
+			return nil, nil, err
+		}
+		src := corpusSource{Name: corpus, Tokenizer: "lower-case + white space", Texts: len(s)}
+		for _, x := range s {
+			src.Tokens += int64(len(x))
+		}
+		sentences = append(sentences, s...)
+		sources = append(sources, src)
+	}
+	for _, s := range sources {
+		fmt.Fprintf(stderr, "corpus %s: %d texts, %d tokens (tokenizer %s)\n", s.Name, s.Texts, s.Tokens, s.Tokenizer)
+	}
+	return sentences, sources, nil
 }
 
 // readCorpusFile reads a one-text-per-line corpus (gunzipped when the name

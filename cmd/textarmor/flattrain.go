@@ -130,7 +130,8 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 		wn = lexicon.DefaultWordNetDir()
 	}
 	nf := nearestFlags{k: 50, cos: 0.5}
-	cfg, err := attackSetup(rc, attack.ProtocolFLAT, m, synPath, dataDir, wn, f.vectors, 0, nf, nearestCacheDir(opt.Out), stderr)
+	cfg, err := attackSetup(rc, attack.ProtocolFLAT, m, attackInputs{synPath: synPath, dataDir: dataDir, wnDir: wn, vecPath: f.vectors,
+		nf: nf, cacheDir: nearestCacheDir(opt.Out)}, stderr)
 	if err != nil {
 		return nil, err
 	}
