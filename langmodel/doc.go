@@ -5,7 +5,7 @@
 // language model scores it close to the original word. That model cannot be
 // shipped, so this package stands in for it: an interpolated modified
 // Kneser-Ney model (Chen & Goodman 1998, "An Empirical Study of Smoothing
-// Techniques for Language Modeling", section 3) of order 1 to 3 trained on
+// Techniques for Language Modeling", TR-10-98) of order 1 to 3 trained on
 // the task's own training texts. Model.LogProb satisfies the attack
 // package's LanguageModel interface.
 //

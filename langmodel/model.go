@@ -229,8 +229,8 @@ func lowerOrder(keys, vals []uint64, k int) ([]uint64, []uint64) {
 	return out, ov
 }
 
-// discounts estimates D1, D2, D3+ from the count-of-counts (Chen & Goodman
-// 1998, eq. 26), with the fallback k/2 described in the package doc.
+// discounts estimates D1, D2, D3+ from the count-of-counts as Chen &
+// Goodman prescribe, with the fallback k/2 described in the package doc.
 func discounts(vals []uint64) [3]float64 {
 	var n [5]float64
 	for _, c := range vals {

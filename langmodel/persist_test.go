@@ -208,20 +208,15 @@ func FuzzLoad(f *testing.F) {
 	f.Add(good[:len(good)/2], false)
 	f.Add([]byte(magic), false)
 	f.Add(body(2, 1, "x", 2, "a", "b", 2, 3, 3), true)
-	dir := f.TempDir()
+	// Load is os.ReadFile plus decode; fuzzing decode in memory runs far
+	// faster than writing a file per input (TestLoadErrors covers Load's
+	// wrapping of decode's errors).
 	f.Fuzz(func(t *testing.T, data []byte, asBody bool) {
 		if asBody { // reach the body parser past the checksum
 			data = wrap(data)
 		}
-		p := filepath.Join(dir, "fuzz.lm")
-		if err := os.WriteFile(p, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		l, err := Load(p)
+		l, err := decode(data)
 		if err != nil {
-			if !strings.Contains(err.Error(), p) {
-				t.Fatalf("error %q does not name the file", err)
-			}
 			return
 		}
 		var sum float64
