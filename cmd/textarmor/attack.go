@@ -23,7 +23,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("attack", "attack --model DIR --recipe NAME (--dataset NAME | --test FILE) [flags]", stderr)
 	var df dataFlags
 	df.register(fs, false)
-	var path, recipeName, splitName, protocol, synPath, wnDir, out, blasName, vecPath string
+	var path, recipeName, splitName, protocol, synPath, wnDir, out, blasName, vecPath, lmPath string
 	var n, budget, workers int
 	var seed int64
 	var asJSON, resume, quiet bool
@@ -42,6 +42,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&synPath, "synonyms", "", "counter-fitted neighbour JSON (default: counterfitted-neighbors-jia2019/counterfitted_neighbors.json under --data)")
 	fs.StringVar(&wnDir, "wordnet", lexicon.DefaultWordNetDir(), "WordNet dict directory (pwws without a protocol, or flat)")
 	fs.StringVar(&vecPath, "vectors", "", "word vectors (e.g. counter-fitted, GloVe text format): textfooler's cosine ≥ 0.5 check and, as the documented USE stand-in, mean word-vector cosine for textfooler/hla (hla default: the model's embedding table)")
+	fs.StringVar(&lmPath, "lm", "", "language model from 'textarmor lm train' for ga (alzantot) without --protocol ftml: keeps the best 4 substitutes per position in context, the paper's filter (default: none, a declared deviation)")
 	fs.StringVar(&blasName, "blas", "", "BLAS backend (default: the build's)")
 	var nf nearestFlags
 	nf.register(fs)
@@ -95,7 +96,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	cfg, err := attackSetup(rc, protocol, m, attackInputs{synPath: synPath, dataDir: df.dir, wnDir: wnDir, vecPath: vecPath,
+	cfg, err := attackSetup(rc, protocol, m, attackInputs{synPath: synPath, dataDir: df.dir, wnDir: wnDir, vecPath: vecPath, lmPath: lmPath,
 		budget: budget, nf: nf, cacheDir: nearestCacheDir(out)}, stderr)
 	if err != nil {
 		return err

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/langmodel"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 )
@@ -17,6 +18,7 @@ type attackInputs struct {
 	dataDir  string
 	wnDir    string // WordNet dict folder
 	vecPath  string // word vectors (optional)
+	lmPath   string // language model (optional; ga without the FTML protocol)
 	budget   int    // query budget per example (0 = none)
 	nf       nearestFlags
 	cacheDir string // where nearest-neighbour tables are cached
@@ -32,6 +34,18 @@ func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInp
 	res.QueryBudget = in.budget
 	if err := attackExtras(&res, rc.Name, protocol, m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
 		return nil, err
+	}
+	if in.lmPath != "" {
+		// Only Alzantot's GA has a language model, and the FTML protocol
+		// runs it without one (ftml.md §9).
+		if rc.Name != "ga" || protocol == attack.ProtocolFTML {
+			return nil, usageError{fmt.Errorf("--lm is used only by --recipe ga (alzantot) without --protocol ftml")}
+		}
+		lm, err := langmodel.Load(in.lmPath)
+		if err != nil {
+			return nil, fmt.Errorf("--lm: %w", err)
+		}
+		res.LM = lm
 	}
 	synPath, dataDir, wnDir := in.synPath, in.dataDir, in.wnDir
 	switch {

@@ -31,6 +31,7 @@ func commands() []command {
 		{"data", "dataset tools: 'data stats'", runData},
 		{"train", "train a classifier on a dataset preset or your own files", runTrain},
 		{"embed", "word vectors: 'embed train' (word2vec skip-gram), 'embed stats' (synonym vs random-pair distances)", runEmbed},
+		{"lm", "language model: 'lm train' (Kneser-Ney n-grams, for the alzantot recipe's --lm)", runLM},
 		{"eval", "evaluate a model: accuracy, macro-F1, per-class scores, confusion matrix", runEval},
 		{"attack", "attack a model with a word-substitution recipe (pwws, textfooler, ga, pso)", runAttack},
 		{"explain", "per-word attributions of a prediction (integrated gradients or LIME)", runExplain},
