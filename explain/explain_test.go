@@ -172,3 +172,30 @@ func TestRidgeRecoversLinear(t *testing.T) {
 		}
 	}
 }
+
+// With two classes the LSTM path computes one class and negates it; that
+// must agree with computing the other class on its own tape.
+func TestIGBinaryShortcutMatchesDirect(t *testing.T) {
+	ids := []int32{4, 9, 2, 17, 5}
+	for _, arch := range []string{"lstm", "bilstm"} {
+		cfg := nn.DefaultConfig(arch)
+		cfg.VocabSize, cfg.EmbedDim, cfg.NumClasses, cfg.Hidden = 30, 8, 2, 6
+		m, err := nn.New(cfg, rand.New(rand.NewSource(5)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		both, err := IG(m, ids, nil, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		one, err := IG(m, ids, []int{1}, 20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range ids {
+			if both[1][j] != -both[0][j] || math.Abs(both[1][j]-one[0][j]) > 1e-6 {
+				t.Errorf("%s position %d: class 1 %g, −class 0 %g, direct %g", arch, j, both[1][j], -both[0][j], one[0][j])
+			}
+		}
+	}
+}
