@@ -192,6 +192,19 @@ func TestIGBinaryShortcutMatchesDirect(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// The parameters are frozen only during the pass, and get no gradient.
+		for _, p := range m.Params() {
+			if p.Frozen {
+				t.Errorf("%s: %s left frozen", arch, p.Name)
+			}
+			if p.Grad != nil {
+				for _, g := range p.Grad.Data {
+					if g != 0 {
+						t.Fatalf("%s: IG wrote a gradient into %s", arch, p.Name)
+					}
+				}
+			}
+		}
 		for j := range ids {
 			if both[1][j] != -both[0][j] || math.Abs(both[1][j]-one[0][j]) > 1e-6 {
 				t.Errorf("%s position %d: class 1 %g, −class 0 %g, direct %g", arch, j, both[1][j], -both[0][j], one[0][j])
