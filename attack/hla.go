@@ -364,8 +364,10 @@ func (h HLA) mutate(s *State, pop []Scored, count []int) ([]Scored, error) {
 }
 
 func buildHLA(protocol string, r Resources) (*Configured, error) {
-	if err := needSynonyms(r, "hla"); err != nil {
-		return nil, err
+	if protocol == ProtocolFTML || r.Nearest == nil {
+		if err := needSynonyms(r, "hla"); err != nil {
+			return nil, err
+		}
 	}
 	if r.Encoder == nil {
 		return nil, fmt.Errorf("recipe hla needs a sentence encoder: the Universal Sentence Encoder cannot run here; give --vectors FILE (mean word-vector cosine) or let the CLI use the model's embedding table")
@@ -385,13 +387,21 @@ func buildHLA(protocol string, r Resources) (*Configured, error) {
 			Deviations: append(dev, ftmlSampleNote),
 		}, nil
 	}
+	var subs lexicon.Source = r.Synonyms
+	switch {
+	case r.Nearest == nil:
+		dev = append(dev, "substitutes: counter-fitted neighbour sets (k=8, cosine ≥ 0.75) instead of the 50 nearest counter-fitted neighbours")
+	case !r.Nearest.same(50, 0.5):
+		subs = r.Nearest.Source
+		dev = append(dev, "substitutes: "+r.Nearest.String()+" instead of the 50 nearest with cosine ≥ 0.5")
+	default:
+		subs = r.Nearest.Source
+	}
 	return &Configured{
-		Attack: &Attack{Goal: HardLabel{}, Transformation: WordSwap{r.Synonyms},
+		Attack: &Attack{Goal: HardLabel{}, Transformation: WordSwap{subs},
 			Pre:    []PreConstraint{StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"}},
 			Search: h},
 		Description: "HLA (Maheshwary et al. 2021): labels only, random initialisation, search-space reduction, genetic optimisation (population 30, ≤ 100 generations)",
-		Deviations: append(dev,
-			"substitutes: counter-fitted neighbour sets (k=8, cosine ≥ 0.75) instead of the 50 nearest counter-fitted neighbours",
-			"stop words: the TextFooler list"),
+		Deviations:  append(dev, "stop words: the TextFooler list"),
 	}, nil
 }

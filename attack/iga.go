@@ -195,8 +195,10 @@ func (g IGA) perturb(s *State, ms []igaMember) ([]igaMember, error) {
 }
 
 func buildIGA(protocol string, r Resources) (*Configured, error) {
-	if err := needSynonyms(r, "iga"); err != nil {
-		return nil, err
+	if protocol == ProtocolFTML || r.Nearest == nil {
+		if err := needSynonyms(r, "iga"); err != nil {
+			return nil, err
+		}
 	}
 	iga := IGA{PopSize: 60, Generations: 20, Temp: 0.3, MaxReplace: 5}
 	if protocol == ProtocolFTML {
@@ -208,10 +210,18 @@ func buildIGA(protocol string, r Resources) (*Configured, error) {
 			Deviations: []string{"IGA is not one of FTML's four evaluation attacks; this composes it with FTML's shared attack settings", ftmlSampleNote},
 		}, nil
 	}
-	dev := []string{
-		"substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5) instead of the 50 nearest counter-fitted neighbours",
-		"stop words: the TextFooler list",
+	var subs lexicon.Source = r.Synonyms
+	var dev []string
+	switch {
+	case r.Nearest == nil:
+		dev = append(dev, "substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5) instead of the 50 nearest counter-fitted neighbours")
+	case !r.Nearest.same(50, 0.75):
+		subs = r.Nearest.Source
+		dev = append(dev, "substitutes: "+r.Nearest.String()+" instead of the 50 nearest with squared distance ≤ 0.5 (cosine ≥ 0.75 for unit vectors)")
+	default:
+		subs = r.Nearest.Source
 	}
+	dev = append(dev, "stop words: the TextFooler list")
 	var post []PostConstraint
 	if r.Distance != nil {
 		// Squared distance ≤ 0.5 on unit vectors is cosine ≥ 0.75.
@@ -220,7 +230,7 @@ func buildIGA(protocol string, r Resources) (*Configured, error) {
 		dev = append(dev, "squared embedding distance ≤ 0.5 enforced by the neighbour sets themselves, not re-checked")
 	}
 	return &Configured{
-		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.Synonyms},
+		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{subs},
 			Pre: []PreConstraint{StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"},
 				MaxModificationRate{Rate: 0.2, MinWords: 1, Ceil: true}},
 			Post:   post,

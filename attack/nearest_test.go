@@ -7,7 +7,7 @@ import (
 	"github.com/textarmor/textarmor/lexicon"
 )
 
-// TestRecipesWithNearest: the paper-protocol textfooler, ga and pso take
+// TestRecipesWithNearest: the paper-protocol textfooler, ga, pso, iga and hla take
 // their substitutes from a NearestSet when given one, and list a deviation
 // only when its parameters are not the paper's; FTML keeps the synonyms S.
 func TestRecipesWithNearest(t *testing.T) {
@@ -26,11 +26,15 @@ func TestRecipesWithNearest(t *testing.T) {
 		{"ga", 8, 0.75, true},
 		{"ga", 50, 0.5, false},
 		{"pso", 50, 0.5, false}, // HowNet is the paper's
+		{"iga", 50, 0.75, true},
+		{"iga", 8, 0.75, false},
+		{"hla", 50, 0.5, true},
+		{"hla", 8, 0.75, false},
 	}
 	for _, tc := range cases {
 		rc, _ := LookupRecipe(tc.recipe)
 		ns := &NearestSet{Source: nb, K: tc.k, MinCos: tc.cos, Vectors: "v.txt"}
-		c, err := rc.Build(ProtocolPaper, Resources{Nearest: ns})
+		c, err := rc.Build(ProtocolPaper, Resources{Nearest: ns, Encoder: bowEncoder{}})
 		if err != nil {
 			t.Fatalf("%s without synonyms: %v", tc.recipe, err)
 		}
@@ -42,10 +46,10 @@ func TestRecipesWithNearest(t *testing.T) {
 			t.Errorf("%s k=%d cos=%g: deviations %q", tc.recipe, tc.k, tc.cos, c.Deviations)
 		}
 		if tc.recipe != "textfooler" {
-			if _, err := rc.Build(ProtocolFTML, Resources{Nearest: ns}); err == nil {
+			if _, err := rc.Build(ProtocolFTML, Resources{Nearest: ns, Encoder: bowEncoder{}}); err == nil {
 				t.Errorf("%s under ftml built without the synonyms S", tc.recipe)
 			}
-			c, err := rc.Build(ProtocolFTML, Resources{Nearest: ns, Synonyms: syn})
+			c, err := rc.Build(ProtocolFTML, Resources{Nearest: ns, Synonyms: syn, Encoder: bowEncoder{}})
 			if err != nil || source(c) == "knn" {
 				t.Errorf("%s under ftml: %v, source %v", tc.recipe, err, c)
 			}

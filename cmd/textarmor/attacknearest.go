@@ -28,8 +28,8 @@ type nearestFlags struct {
 }
 
 func (nf *nearestFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&nf.k, "nn-k", 50, "with --vectors: substitutes are each word's nn-k nearest vocabulary words (textfooler, pso; ga: 8 unless given)")
-	fs.Float64Var(&nf.cos, "nn-cos", 0.5, "with --vectors: ... with cosine ≥ nn-cos (ga: 0.75, i.e. squared distance ≤ 0.5 for unit vectors, unless given)")
+	fs.IntVar(&nf.k, "nn-k", 50, "with --vectors: substitutes are each word's nn-k nearest vocabulary words (textfooler, pso, iga, hla; ga: 8 unless given)")
+	fs.Float64Var(&nf.cos, "nn-cos", 0.5, "with --vectors: ... with cosine ≥ nn-cos (ga, iga: 0.75, i.e. squared distance ≤ 0.5 for unit vectors, unless given)")
 }
 
 // resolve applies the recipe's own values where the flags were not given.
@@ -42,10 +42,17 @@ func (nf *nearestFlags) resolve(fs *flag.FlagSet, recipe string) error {
 			nf.cosSet = true
 		}
 	})
-	if recipe == "ga" {
+	// Alzantot's GA: the 8 nearest with squared distance ≤ 0.5 (cosine ≥
+	// 0.75 on unit vectors); IGA: the 50 nearest with the same bound.
+	switch recipe {
+	case "ga":
 		if !nf.kSet {
 			nf.k = 8
 		}
+		if !nf.cosSet {
+			nf.cos = 0.75
+		}
+	case "iga":
 		if !nf.cosSet {
 			nf.cos = 0.75
 		}
@@ -60,7 +67,7 @@ func (nf *nearestFlags) resolve(fs *flag.FlagSet, recipe string) error {
 // substitutes from --vectors when they are given.
 func usesNearest(recipe, protocol string) bool {
 	switch recipe {
-	case "textfooler", "ga", "pso":
+	case "textfooler", "ga", "pso", "iga", "hla":
 		return protocol != attack.ProtocolFTML
 	}
 	return false

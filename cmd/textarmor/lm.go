@@ -15,7 +15,10 @@ import (
 // training split of dataset presets and/or a plain-text corpus, for the
 // alzantot recipe's language-model filter (`attack --lm FILE`).
 func runLM(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 || args[0] != "train" {
+	switch {
+	case len(args) > 0 && args[0] == "train":
+		args = args[1:]
+	case len(args) == 0 || !strings.HasPrefix(args[0], "-"): // flags alone (--help) mean lm train
 		return usageError{fmt.Errorf("want a subcommand: 'lm train (--dataset NAME | --corpus FILE) --out FILE'")}
 	}
 	fs := newFlags("lm train", "lm train (--dataset NAME[,NAME...] | --corpus FILE) --out FILE [flags]\n\n"+
@@ -33,7 +36,7 @@ func runLM(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&opt.MinCount, "min-count", 1, "words seen fewer times become <unk>")
 	fs.StringVar(&label, "label", "", "corpus name shown in attack descriptions (default: the dataset names or the corpus file)")
 	fs.BoolVar(&asJSON, "json", false, "print a one-line JSON summary on stdout")
-	if err := parse(fs, args[1:]); err != nil {
+	if err := parse(fs, args); err != nil {
 		return err
 	}
 	switch {
