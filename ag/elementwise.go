@@ -119,7 +119,7 @@ func (t *Tape) binary(a, b *Var, kind binKind) *Var {
 	}
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
-		if a.NeedsGrad() {
+		if t.needs(a) {
 			ga := a.grad()
 			switch kind {
 			case binAdd, binSub:
@@ -130,7 +130,7 @@ func (t *Tape) binary(a, b *Var, kind binKind) *Var {
 				bc.each(func(i, ia, ib int) { ga[ia] += G[i] / B[ib] })
 			}
 		}
-		if b.NeedsGrad() {
+		if t.needs(b) {
 			gb := b.grad()
 			switch kind {
 			case binAdd:

@@ -29,11 +29,11 @@ func (t *Tape) MatMul(x, w *Var, transW bool) *Var {
 	tensor.Gemm(false, transW, m, n, k, 1, x.Data(), k, w.Data(), ldw, 0, out.Data, n)
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
-		if x.NeedsGrad() {
+		if t.needs(x) {
 			// dX = G · Wᵀ (or G · W when W was used transposed)
 			tensor.Gemm(false, !transW, m, k, n, 1, G, n, w.Data(), ldw, 1, x.grad(), k)
 		}
-		if w.NeedsGrad() {
+		if t.needs(w) {
 			if transW { // dW [n,k] = Gᵀ · X
 				tensor.Gemm(true, false, n, k, m, 1, G, n, x.Data(), k, 1, w.grad(), k)
 			} else { // dW [k,n] = Xᵀ · G
@@ -71,13 +71,13 @@ func (t *Tape) AddBias(x, b *Var) *Var {
 	})
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
-		if x.NeedsGrad() {
+		if t.needs(x) {
 			gx := x.grad()
 			for i := range gx {
 				gx[i] += G[i]
 			}
 		}
-		if b.NeedsGrad() {
+		if t.needs(b) {
 			gb := b.grad()
 			for r := 0; r < rows; r++ {
 				g := G[r*n : (r+1)*n]
@@ -118,7 +118,7 @@ func (t *Tape) BatchMatMul(a *Var, transA bool, b *Var, transB bool) *Var {
 		G := o.Grad.Data
 		for i := 0; i < nb; i++ {
 			g := G[i*so:]
-			if a.NeedsGrad() {
+			if t.needs(a) {
 				ga := a.grad()[i*sa:]
 				if !transA { // dA [m,k] = G · op(B)ᵀ
 					tensor.Gemm(false, !transB, m, k, n, 1, g, n, B[i*sb:], bs[2], 1, ga, as[2])
@@ -126,7 +126,7 @@ func (t *Tape) BatchMatMul(a *Var, transA bool, b *Var, transB bool) *Var {
 					tensor.Gemm(transB, true, k, m, n, 1, B[i*sb:], bs[2], g, n, 1, ga, as[2])
 				}
 			}
-			if b.NeedsGrad() {
+			if t.needs(b) {
 				gb := b.grad()[i*sb:]
 				if !transB { // dB [k,n] = op(A)ᵀ · G
 					tensor.Gemm(!transA, false, k, n, m, 1, A[i*sa:], as[2], g, n, 1, gb, bs[2])

@@ -118,16 +118,16 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 				}
 			}
 		}
-		if x.NeedsGrad() {
+		if t.needs(x) {
 			tensor.Gemm(false, true, b*steps, d, g4, 1, dGates, g4, wx.Data(), g4, 1, x.grad(), d)
 		}
-		if wx.NeedsGrad() {
+		if t.needs(wx) {
 			tensor.Gemm(true, false, d, g4, b*steps, 1, x.Data(), d, dGates, g4, 1, wx.grad(), g4)
 		}
-		if wh.NeedsGrad() {
+		if t.needs(wh) {
 			tensor.Gemm(true, false, h, g4, b*steps, 1, hPrevAll, h, dGates, g4, 1, wh.grad(), g4)
 		}
-		if bias.NeedsGrad() {
+		if t.needs(bias) {
 			gb := bias.grad()
 			for r := 0; r < b*steps; r++ {
 				for k, v := range dGates[r*g4 : (r+1)*g4] {

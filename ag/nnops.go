@@ -221,7 +221,7 @@ func (t *Tape) LayerNorm(a, gamma, beta *Var, eps float32) *Var {
 	})
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
-		if gamma.NeedsGrad() || beta.NeedsGrad() {
+		if t.needs(gamma) || t.needs(beta) {
 			gg, gb := gamma.grad(), beta.grad()
 			for r := 0; r < rows; r++ {
 				for j := 0; j < n; j++ {
@@ -230,7 +230,7 @@ func (t *Tape) LayerNorm(a, gamma, beta *Var, eps float32) *Var {
 				}
 			}
 		}
-		if !a.NeedsGrad() {
+		if !t.needs(a) {
 			return
 		}
 		ga := a.grad()
@@ -286,7 +286,7 @@ func (t *Tape) Concat(axis int, vs ...*Var) *Var {
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
 		for i, v := range vs {
-			if !v.NeedsGrad() {
+			if !t.needs(v) {
 				continue
 			}
 			w := v.Shape()[axis] * inner

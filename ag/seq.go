@@ -67,13 +67,13 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 				}
 			}
 		})
-		if x.NeedsGrad() {
+		if t.needs(x) {
 			tensor.Gemm(false, true, b*l, d, wf, 1, dy, wf, weight.Data(), wf, 1, x.grad(), d)
 		}
-		if weight.NeedsGrad() {
+		if t.needs(weight) {
 			tensor.Gemm(true, false, d, wf, b*l, 1, x.Data(), d, dy, wf, 1, weight.grad(), wf)
 		}
-		if bias != nil && bias.NeedsGrad() {
+		if bias != nil && t.needs(bias) {
 			gb := bias.grad()
 			for r := 0; r < b*lo; r++ {
 				for k, g := range G[r*f : (r+1)*f] {

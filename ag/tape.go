@@ -69,6 +69,19 @@ type Tape struct {
 	Rng *rand.Rand
 	// NoGrad records nothing: a pure inference pass with no backward cost.
 	NoGrad bool
+	// InputGradOnly treats every Param as a constant: only Leaf inputs get
+	// gradients (attributions). No weight-gradient work is done and no
+	// Param's Grad is touched, so goroutines may each run such a tape on
+	// one shared model.
+	InputGradOnly bool
+}
+
+// needs reports whether a gradient should flow into v on this tape.
+func (t *Tape) needs(v *Var) bool {
+	if t.InputGradOnly && v.param != nil {
+		return false
+	}
+	return v.NeedsGrad()
 }
 
 // NewTape returns an empty tape in inference mode with a fixed-seed Rng.
@@ -98,7 +111,7 @@ func (t *Tape) op(out *tensor.Tensor, back func(out *Var), inputs ...*Var) *Var 
 		return v
 	}
 	for _, in := range inputs {
-		if in != nil && in.NeedsGrad() {
+		if in != nil && t.needs(in) {
 			v.needsGrad = true
 			break
 		}

@@ -59,9 +59,9 @@ func checkClasses(m *nn.Classifier, classes []int) ([]int, error) {
 // For the Kim CNN an exact closed form over the projected rows is used (see
 // fast.go: the same scores up to float rounding, about 100× faster, and it
 // only reads the model). Other encoders run all steps as one batch on one
-// tape (one forward/backward per class; for two classes one in all); that
-// path marks the parameters frozen while it runs, so do not run it
-// concurrently on one model.
+// tape (one forward/backward per class; for two classes one in all) that
+// computes only the input gradient, so it too only reads the model and is
+// safe for concurrent use.
 // With a word mask the model input is φ_{x_j}·(α·e_j), φ taken from the
 // word's own embedding row (φ is a global per-word constant, spec §2.1); a
 // group mask multiplies in the word's group scale the same way. The result
@@ -111,18 +111,6 @@ func IG(m *nn.Classifier, ids []int32, classes []int, steps int) ([][]float64, e
 		}
 		return out, nil
 	}
-	// Only the input gradient is wanted: freezing the parameters for the
-	// pass skips every weight-gradient GEMM and leaves their Grad alone.
-	params := m.Params()
-	wasFrozen := make([]bool, len(params))
-	for i, p := range params {
-		wasFrozen[i], p.Frozen = p.Frozen, true
-	}
-	defer func() {
-		for i, p := range params {
-			p.Frozen = wasFrozen[i]
-		}
-	}()
 	for ci, c := range classes {
 		x := tensor.New(steps, l, d)
 		for s := 0; s < steps; s++ {
@@ -133,6 +121,9 @@ func IG(m *nn.Classifier, ids []int32, classes []int, steps int) ([][]float64, e
 			}
 		}
 		t := ag.NewTape()
+		// Only the input gradient is wanted: no weight-gradient GEMMs, and
+		// the shared parameters are only read.
+		t.InputGradOnly = true
 		leaf := t.Leaf(x)
 		in := leaf
 		if phi != nil {

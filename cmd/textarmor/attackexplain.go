@@ -12,7 +12,6 @@ import (
 	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/nn"
 )
 
 // explainFlags are `attack --explain ig|lime`: interpretation agreement
@@ -80,11 +79,7 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 			idx = append(idx, i)
 		}
 	}
-	// The CNN attributions and LIME only read the model; IG on other
-	// encoders goes through the autodiff tape, one at a time.
-	if _, cnn := m.Net.Enc.(*nn.CNN); e.method == "ig" && !cnn {
-		workers = 1
-	}
+	// Attributions only read the model, so the pairs run in parallel.
 	scores := make([]pairScore, len(idx))
 	var wg sync.WaitGroup
 	next := make(chan int)
