@@ -387,16 +387,9 @@ func buildHLA(protocol string, r Resources) (*Configured, error) {
 			Deviations: append(dev, ftmlSampleNote),
 		}, nil
 	}
-	var subs lexicon.Source = r.Synonyms
-	switch {
-	case r.Nearest == nil:
-		dev = append(dev, "substitutes: counter-fitted neighbour sets (k=8, cosine ≥ 0.75) instead of the 50 nearest counter-fitted neighbours")
-	case !r.Nearest.same(50, 0.5):
-		subs = r.Nearest.Source
-		dev = append(dev, "substitutes: "+r.Nearest.String()+" instead of the 50 nearest with cosine ≥ 0.5")
-	default:
-		subs = r.Nearest.Source
-	}
+	subs, subDev := paperSubstitutes(r, 50, 0.5, "the 50 nearest with cosine ≥ 0.5",
+		"substitutes: counter-fitted neighbour sets (k=8, cosine ≥ 0.75) instead of the 50 nearest counter-fitted neighbours")
+	dev = appendDev(dev, subDev)
 	return &Configured{
 		Attack: &Attack{Goal: HardLabel{}, Transformation: WordSwap{subs},
 			Pre:    []PreConstraint{StopWords{Set: lexicon.TextFooler(), Desc: "textfooler-266"}},

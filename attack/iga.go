@@ -210,18 +210,9 @@ func buildIGA(protocol string, r Resources) (*Configured, error) {
 			Deviations: []string{"IGA is not one of FTML's four evaluation attacks; this composes it with FTML's shared attack settings", ftmlSampleNote},
 		}, nil
 	}
-	var subs lexicon.Source = r.Synonyms
-	var dev []string
-	switch {
-	case r.Nearest == nil:
-		dev = append(dev, "substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5) instead of the 50 nearest counter-fitted neighbours")
-	case !r.Nearest.same(50, 0.75):
-		subs = r.Nearest.Source
-		dev = append(dev, "substitutes: "+r.Nearest.String()+" instead of the 50 nearest with squared distance ≤ 0.5 (cosine ≥ 0.75 for unit vectors)")
-	default:
-		subs = r.Nearest.Source
-	}
-	dev = append(dev, "stop words: the TextFooler list")
+	subs, subDev := paperSubstitutes(r, 50, 0.75, "the 50 nearest with squared distance ≤ 0.5 (cosine ≥ 0.75 for unit vectors)",
+		"substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5) instead of the 50 nearest counter-fitted neighbours")
+	dev := appendDev(nil, subDev, "stop words: the TextFooler list")
 	var post []PostConstraint
 	if r.Distance != nil {
 		// Squared distance ≤ 0.5 on unit vectors is cosine ≥ 0.75.

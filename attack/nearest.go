@@ -35,3 +35,27 @@ func needSubstitutes(r Resources, recipe string) error {
 	}
 	return nil
 }
+
+// paperSubstitutes picks a paper-protocol recipe's substitutes: r.Nearest
+// when given, else the neighbour sets. It returns the deviation to declare:
+// withoutNearest for the neighbour sets, one naming r.Nearest when its k or
+// threshold are not the paper's (paper describes those), else "".
+func paperSubstitutes(r Resources, k int, minCos float64, paper, withoutNearest string) (lexicon.Source, string) {
+	switch {
+	case r.Nearest == nil:
+		return r.Synonyms, withoutNearest
+	case !r.Nearest.same(k, minCos):
+		return r.Nearest.Source, "substitutes: " + r.Nearest.String() + " instead of " + paper
+	}
+	return r.Nearest.Source, ""
+}
+
+// appendDev appends the non-empty deviations.
+func appendDev(dev []string, more ...string) []string {
+	for _, d := range more {
+		if d != "" {
+			dev = append(dev, d)
+		}
+	}
+	return dev
+}

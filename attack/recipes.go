@@ -173,17 +173,9 @@ func buildTextFooler(protocol string, r Resources) (*Configured, error) {
 	if err := needSubstitutes(r, "textfooler"); err != nil {
 		return nil, err
 	}
-	var dev []string
-	var subs lexicon.Source = r.Synonyms
-	switch {
-	case r.Nearest == nil:
-		dev = append(dev, "substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5, i.e. cosine ≥ 0.75) instead of the 50 nearest neighbours with cosine ≥ 0.5 from the full counter-fitted vectors (give --vectors)")
-	case !r.Nearest.same(50, 0.5):
-		subs = r.Nearest.Source
-		dev = append(dev, "substitutes: "+r.Nearest.String()+" instead of the 50 nearest with cosine ≥ 0.5")
-	default:
-		subs = r.Nearest.Source
-	}
+	subs, subDev := paperSubstitutes(r, 50, 0.5, "the 50 nearest with cosine ≥ 0.5",
+		"substitutes: counter-fitted neighbour sets (k=8, squared distance ≤ 0.5, i.e. cosine ≥ 0.75) instead of the 50 nearest neighbours with cosine ≥ 0.5 from the full counter-fitted vectors (give --vectors)")
+	dev := appendDev(nil, subDev)
 	var post []PostConstraint
 	if r.Distance != nil {
 		post = append(post, WordEmbeddingDistance{Space: r.Distance, Max: 0.5})
@@ -230,23 +222,18 @@ func buildGA(protocol string, r Resources) (*Configured, error) {
 			Deviations:  []string{ftmlSampleNote},
 		}, nil
 	}
-	var subs lexicon.Source = r.Synonyms
 	var post []PostConstraint
 	dev := []string{"Google 1-billion-words language-model filter omitted (no LM given)"}
 	if r.LM != nil {
 		post = []PostConstraint{LMTopN{LM: r.LM, N: 4}}
 		dev[0] = "language model: " + r.LM.Name() + " instead of the Google 1-billion-words LM (best 4 substitutes per position kept, as in the paper)"
 	}
-	switch {
-	case r.Nearest == nil:
-		dev = append(dev, "word-embedding distance ≤ 0.5 enforced by the neighbour sets themselves (built with squared distance ≤ 0.5), not re-checked")
-	case !r.Nearest.same(8, 0.75):
-		subs = r.Nearest.Source
-		dev = append(dev, "substitutes: "+r.Nearest.String()+" instead of the 8 nearest with squared distance ≤ 0.5 (cosine ≥ 0.75 for unit vectors)")
-	default:
-		subs = r.Nearest.Source
-		dev = append(dev, "squared distance ≤ 0.5 applied as cosine ≥ 0.75 (the same for unit vectors such as the counter-fitted ones)")
+	subs, subDev := paperSubstitutes(r, 8, 0.75, "the 8 nearest with squared distance ≤ 0.5 (cosine ≥ 0.75 for unit vectors)",
+		"word-embedding distance ≤ 0.5 enforced by the neighbour sets themselves (built with squared distance ≤ 0.5), not re-checked")
+	if r.Nearest != nil && subDev == "" {
+		subDev = "squared distance ≤ 0.5 applied as cosine ≥ 0.75 (the same for unit vectors such as the counter-fitted ones)"
 	}
+	dev = appendDev(dev, subDev)
 	dev = append(dev, "stop words: the TextFooler list")
 	return &Configured{
 		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{subs},
