@@ -100,18 +100,15 @@ func IG(m *nn.Classifier, ids []int32, classes []int, steps int) ([][]float64, e
 	out := make([][]float64, len(classes))
 	// Two classes: p_1 = 1 − p_0, so IG_1 = −IG_0 exactly and one
 	// forward/backward serves both (it halves the LSTM's cost).
-	if m.Cfg.NumClasses == 2 && len(classes) == 2 && classes[0] != classes[1] {
-		first, err := IG(m, ids, classes[:1], steps)
-		if err != nil {
-			return nil, err
-		}
-		out[0], out[1] = first[0], make([]float64, n)
-		for j, v := range first[0] {
-			out[1][j] = -v
-		}
-		return out, nil
-	}
+	negateFirst := m.Cfg.NumClasses == 2 && len(classes) == 2 && classes[0] != classes[1]
 	for ci, c := range classes {
+		if ci == 1 && negateFirst {
+			out[1] = make([]float64, n)
+			for j, v := range out[0] {
+				out[1][j] = -v
+			}
+			break
+		}
 		x := tensor.New(steps, l, d)
 		for s := 0; s < steps; s++ {
 			a := float32(s+1) / float32(steps)
