@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sort"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -52,4 +53,37 @@ func Pearson(x, y []float64) (r, p float64, err error) {
 	t := math.Abs(r) * math.Sqrt(df/((1-r)*(1+r)))
 	p = 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Survival(t)
 	return r, min(p, 1), nil
+}
+
+// Spearman is Spearman's rank correlation ρ of x and y: Pearson's r of
+// their ranks, tied values sharing their average rank, with the p-value
+// Pearson gives for those ranks (both as scipy.stats.spearmanr computes
+// them). Used for SimLex-999 scores of word vectors.
+func Spearman(x, y []float64) (rho, p float64, err error) {
+	if len(x) != len(y) {
+		return 0, 0, fmt.Errorf("spearman: vectors have different lengths %d and %d", len(x), len(y))
+	}
+	return Pearson(ranks(x), ranks(y))
+}
+
+// ranks returns the 1-based rank of each value, ties averaged.
+func ranks(x []float64) []float64 {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return x[idx[a]] < x[idx[b]] })
+	r := make([]float64, len(x))
+	for lo := 0; lo < len(idx); {
+		hi := lo + 1
+		for hi < len(idx) && x[idx[hi]] == x[idx[lo]] {
+			hi++
+		}
+		avg := float64(lo+hi+1) / 2 // mean of ranks lo+1 … hi
+		for _, i := range idx[lo:hi] {
+			r[i] = avg
+		}
+		lo = hi
+	}
+	return r
 }

@@ -88,3 +88,29 @@ func TestPearsonErrors(t *testing.T) {
 		t.Errorf("constant x: %v", err)
 	}
 }
+
+func TestSpearman(t *testing.T) {
+	// Ranks with ties averaged: x → [1, 2.5, 2.5, 4, 5], y → [1, 2, 3.5, 5, 3.5];
+	// their Pearson r, worked out by hand, is 0.7631578947368421 (29/38).
+	rho, _, err := Spearman([]float64{1, 2, 2, 4, 5}, []float64{5, 6, 7, 8, 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(rho-29.0/38) > 1e-12 {
+		t.Errorf("rho = %v, want 29/38", rho)
+	}
+	// A monotone but non-linear relation has ρ = 1.
+	if rho, _, _ := Spearman([]float64{1, 2, 3, 4}, []float64{1, 8, 27, 1000}); rho != 1 {
+		t.Errorf("monotone: rho = %v, want 1", rho)
+	}
+	if _, _, err := Spearman([]float64{1, 2, 3}, []float64{1, 2}); err == nil {
+		t.Error("different lengths: no error")
+	}
+	got := ranks([]float64{10, 30, 20, 30})
+	want := []float64{1, 3.5, 2, 3.5}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("ranks = %v, want %v", got, want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/synth"
 )
 
@@ -98,6 +99,14 @@ func TestBenchFTMLTable(t *testing.T) {
 		if c.Accuracy < 0 || c.Accuracy > 100 || (c.Column != "clean" && c.N != 6) {
 			t.Errorf("cell %+v", c)
 		}
+	}
+	// The spec's §7 CNN: 128 filters per width, dropout 0.2.
+	m, err := model.Load(filepath.Join(out, "cnn", "standard", "model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := m.Net.Cfg; c.Filters != 128 || c.Dropout != 0.2 {
+		t.Errorf("table CNN has %d filters and dropout %g, want the spec's 128 and 0.2", c.Filters, c.Dropout)
 	}
 	var hla tableCell
 	if raw, err := os.ReadFile(filepath.Join(out, "cnn", "standard", "hla.json")); err != nil {

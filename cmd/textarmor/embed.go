@@ -15,6 +15,9 @@ func runEmbed(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "train" {
 		return runEmbedTrain(args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "counterfit" {
+		return runEmbedCounterfit(args[1:], stdout, stderr)
+	}
 	fs := newFlags("embed stats", "embed stats --model DIR [--synonyms PATH] [--json]", stderr)
 	var modelDir, synPath, dataDir, norm string
 	var alpha float64
@@ -33,7 +36,7 @@ func runEmbed(args []string, stdout, stderr io.Writer) error {
 	case len(args) > 0 && args[0] == "stats":
 		args = args[1:]
 	case len(args) == 0 || !strings.HasPrefix(args[0], "-"):
-		return usageError{fmt.Errorf("want a subcommand: 'embed stats --model DIR' or 'embed train --dataset NAME --out FILE'")}
+		return usageError{fmt.Errorf("want a subcommand: 'embed stats --model DIR', 'embed train --dataset NAME --out FILE' or 'embed counterfit --vectors FILE --out FILE'")}
 	}
 	if err := parse(fs, args); err != nil {
 		return err

@@ -30,7 +30,7 @@ func commands() []command {
 		{"demo", "train and evaluate on a generated task (no downloads, under a minute)", runDemo},
 		{"data", "dataset tools: 'data stats'", runData},
 		{"train", "train a classifier on a dataset preset or your own files", runTrain},
-		{"embed", "word vectors: 'embed train' (word2vec skip-gram), 'embed stats' (synonym vs random-pair distances)", runEmbed},
+		{"embed", "word vectors: 'embed train' (word2vec skip-gram), 'embed stats' (synonym vs random-pair distances), 'embed counterfit' (Mrkšić et al. 2016)", runEmbed},
 		{"lm", "language model: 'lm train' (Kneser-Ney n-grams, for the alzantot recipe's --lm)", runLM},
 		{"eval", "evaluate a model: accuracy, macro-F1, per-class scores, confusion matrix", runEval},
 		{"attack", "attack a model with a word-substitution recipe (pwws, textfooler, ga, pso)", runAttack},
