@@ -40,6 +40,21 @@ func DefaultLexicon() Lexicon {
 // sentiment words; the label (0 negative, 1 positive) is the majority
 // polarity, and ties are redrawn. noise is the share of labels flipped.
 func Sentiment(n int, noise float64, seed int64) []dataset.Example {
+	return sentiment(n, noise, -1, seed)
+}
+
+// SentimentRare is Sentiment with skewed synonym groups: each group's first
+// word is drawn with probability 1 − rare and its other words share rare.
+// A model then sees the rare synonyms a few times only, so their embeddings
+// stay close to their random start and swapping a common word for one can
+// flip it — the weakness synonym attacks exploit and FTML removes.
+func SentimentRare(n int, noise, rare float64, seed int64) []dataset.Example {
+	return sentiment(n, noise, rare, seed)
+}
+
+// sentiment draws group members uniformly when rare < 0 (Sentiment's
+// original stream of random numbers).
+func sentiment(n int, noise, rare float64, seed int64) []dataset.Example {
 	lex := DefaultLexicon()
 	r := rand.New(rand.NewSource(seed))
 	out := make([]dataset.Example, 0, n)
@@ -57,7 +72,14 @@ func Sentiment(n int, noise float64, seed int64) []dataset.Example {
 				groups, pos = lex.Positive, pos+1
 			}
 			g := groups[r.Intn(len(groups))]
-			words[r.Intn(length)] = g[r.Intn(len(g))]
+			w := g[0]
+			switch {
+			case rare < 0:
+				w = g[r.Intn(len(g))]
+			case r.Float64() < rare:
+				w = g[1+r.Intn(len(g)-1)]
+			}
+			words[r.Intn(length)] = w
 		}
 		// Recount: a later sentiment word may have overwritten an earlier one.
 		p, q := count(words, lex.Positive), count(words, lex.Negative)
@@ -118,4 +140,18 @@ func (l Lexicon) Synonyms() map[string][]string {
 		}
 	}
 	return out
+}
+
+// SentimentRareDataset wraps SentimentRare as a dataset; every split has the
+// same skew.
+func SentimentRareDataset(train, dev, test int, rare float64, seed int64) *dataset.Dataset {
+	return &dataset.Dataset{
+		Name:    "synthetic-sentiment-rare-synonyms",
+		Classes: []string{"negative", "positive"},
+		Train:   SentimentRare(train, 0.02, rare, seed),
+		Dev:     SentimentRare(dev, 0, rare, seed+1),
+		Test:    SentimentRare(test, 0, rare, seed+2),
+		Notes: []string{fmt.Sprintf("generated: %d/%d/%d examples, seed %d, 2%% label noise in train, rare synonyms drawn with probability %g",
+			train, dev, test, seed, rare)},
+	}
 }

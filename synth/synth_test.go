@@ -30,3 +30,38 @@ func TestSentimentLabelsFollowTheWords(t *testing.T) {
 		}
 	}
 }
+
+func TestSentimentRareSkewsGroups(t *testing.T) {
+	lex := DefaultLexicon()
+	head, rare := 0, 0
+	for _, e := range SentimentRare(2000, 0, 0.05, 3) {
+		p, q := 0, 0
+		for _, w := range strings.Fields(e.Text) {
+			for pol, groups := range [][][]string{lex.Negative, lex.Positive} {
+				for _, g := range groups {
+					for i, s := range g {
+						if w != s {
+							continue
+						}
+						if i == 0 {
+							head++
+						} else {
+							rare++
+						}
+						if pol == 1 {
+							p++
+						} else {
+							q++
+						}
+					}
+				}
+			}
+		}
+		if want := map[bool]int{true: 1, false: 0}[p > q]; e.Label != want || p == q {
+			t.Fatalf("%q: label %d with %d positive and %d negative words", e.Text, e.Label, p, q)
+		}
+	}
+	if share := float64(rare) / float64(head+rare); share < 0.03 || share > 0.07 {
+		t.Errorf("rare synonyms are %.3f of sentiment words, want about 0.05", share)
+	}
+}

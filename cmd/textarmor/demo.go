@@ -15,6 +15,7 @@ import (
 
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
@@ -44,50 +45,63 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 		defer os.RemoveAll(dir)
 		out = dir
 	}
-	ds := synth.SentimentDataset(3000, 500, 1000, seed)
-	fmt.Fprintf(stdout, "textarmor demo: a generated sentiment task (%d train / %d dev / %d test sentences; the label is the majority polarity of 1-3 sentiment words among neutral filler).\n\n",
-		len(ds.Train), len(ds.Dev), len(ds.Test))
+	ds := synth.SentimentRareDataset(3000, 500, 1000, demoRare, seed)
+	fmt.Fprintf(stdout, "textarmor demo: a generated sentiment task (%d train / %d dev / %d test sentences; the label is the majority polarity of 1-3 sentiment words among neutral filler).\n"+
+		"Each synonym group has one common word; its synonyms are rare (%.0f%% of draws), so a model sees them a few times only.\n\n",
+		len(ds.Train), len(ds.Dev), len(ds.Test), 100*demoRare)
 	tok := text.NewWhitespace()
 	vocab := train.BuildVocab(tok, ds.Train, 1, 0)
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "model\tparameters\tepochs\ttrain time\tdev acc\ttest acc\ttest macro-F1\tacc under attack\tsuccess rate\t")
+	fmt.Fprintln(tw, "model\tdefense\tparameters\tepochs\ttrain time\tdev acc\ttest acc\ttest macro-F1\tacc under attack\tsuccess rate\t")
 	syn := demoSynonyms(vocab)
 	for _, arch := range []string{"cnn", "bilstm"} {
-		cfg := nn.DefaultConfig(arch)
-		cfg.EmbedDim, cfg.Filters, cfg.Hidden = 64, 32, 32
-		m, err := model.New(model.Meta{Net: cfg, Tokenizer: tok.Name(), MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(seed)))
-		if err != nil {
-			return err
+		for _, def := range []string{"standard", "ftml"} {
+			cfg := nn.DefaultConfig(arch)
+			cfg.EmbedDim, cfg.Filters, cfg.Hidden = 64, 32, 32
+			m, err := model.New(model.Meta{Net: cfg, Tokenizer: tok.Name(), MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(seed)))
+			if err != nil {
+				return err
+			}
+			var obj train.Objective = train.Standard{}
+			if def == "ftml" {
+				// The spec's defaults: k = 8 synonyms, margin 0.7·α0, β = 1,
+				// cross-entropy does not move the embedding table.
+				f, err := defense.NewFTML(defense.DefaultConfig(defense.NewSynonymTable(syn, vocab, 8)))
+				if err != nil {
+					return err
+				}
+				obj = f
+			}
+			opt := train.Options{Epochs: epochs, BatchSize: 32, LR: 2e-3, Seed: seed, Out: filepath.Join(out, arch+"-"+def),
+				Info: map[string]any{"dataset": ds.Name, "defense": def}}
+			if !quiet {
+				opt.Progress = stderr
+			}
+			start := time.Now()
+			res, err := train.Run(m, obj, train.Encode(m, ds.Train), train.Encode(m, ds.Dev), opt)
+			if err != nil {
+				return err
+			}
+			secs := time.Since(start)
+			best, err := model.Load(opt.Out)
+			if err != nil {
+				return err
+			}
+			rep, err := evaluate(best, ds.Test, ds.Classes)
+			if err != nil {
+				return err
+			}
+			n := 0
+			for _, p := range best.Net.Params() {
+				n += p.Value.Numel()
+			}
+			sum, err := demoAttack(best, syn, ds.Test, demoAttackN, seed)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%s\t%.1f%%\t%.1f%%\t%.3f\t%.1f%%\t%.1f%%\t\n", arch, def, n, len(res.Epochs), secs.Round(10*time.Millisecond),
+				100*res.BestDevAcc, 100*rep.Accuracy, rep.MacroF1, 100*sum.AccuracyUnderAttack, 100*sum.AttackSuccessRate)
 		}
-		opt := train.Options{Epochs: epochs, BatchSize: 32, LR: 2e-3, Seed: seed, Out: filepath.Join(out, arch),
-			Info: map[string]any{"dataset": ds.Name}}
-		if !quiet {
-			opt.Progress = stderr
-		}
-		start := time.Now()
-		res, err := train.Run(m, train.Standard{}, train.Encode(m, ds.Train), train.Encode(m, ds.Dev), opt)
-		if err != nil {
-			return err
-		}
-		secs := time.Since(start)
-		best, err := model.Load(opt.Out)
-		if err != nil {
-			return err
-		}
-		rep, err := evaluate(best, ds.Test, ds.Classes)
-		if err != nil {
-			return err
-		}
-		n := 0
-		for _, p := range best.Net.Params() {
-			n += p.Value.Numel()
-		}
-		sum, err := demoAttack(best, syn, ds.Test, demoAttackN, seed)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%.1f%%\t%.1f%%\t%.3f\t%.1f%%\t%.1f%%\t\n", arch, n, len(res.Epochs), secs.Round(10*time.Millisecond),
-			100*res.BestDevAcc, 100*rep.Accuracy, rep.MacroF1, 100*sum.AccuracyUnderAttack, 100*sum.AttackSuccessRate)
 	}
 	tw.Flush()
 	fmt.Fprintf(stdout, "\nAttack: PWWS (FTML protocol settings: ≤ 25%% words, 21 stop words) on the first %d test sentences, swapping words within the task's synonym groups (e.g. good/fine/decent/nice).\n", demoAttackN)
@@ -97,6 +111,9 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 
 // demoAttackN is how many test sentences the demo attacks per model.
 const demoAttackN = 100
+
+// demoRare is the share of draws that pick a rare synonym.
+const demoRare = 0.03
 
 // demoSynonyms is the generated task's synonym groups as a neighbour table.
 func demoSynonyms(vocab *text.Vocab) *lexicon.Neighbors {

@@ -145,13 +145,13 @@ func TestCorruptModelIsAnError(t *testing.T) {
 
 func TestDemoRuns(t *testing.T) {
 	if testing.Short() {
-		t.Skip("demo trains two models")
+		t.Skip("demo trains four models")
 	}
 	code, stdout, stderr := runCmd(t, "demo", "--epochs", "1", "--quiet")
 	if code != 0 {
 		t.Fatalf("demo exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"cnn", "bilstm", "test acc"} {
+	for _, want := range []string{"cnn", "bilstm", "standard", "ftml", "test acc", "acc under attack"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("demo output lacks %q:\n%s", want, stdout)
 		}
