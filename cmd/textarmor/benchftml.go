@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
@@ -488,7 +489,7 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 		}
 		b.WriteString("\n")
 	}
-	if err := os.WriteFile(filepath.Join(tb.out, "table.md"), []byte(b.String()), 0o644); err != nil {
+	if err := checkpoint.WriteFileAtomic(filepath.Join(tb.out, "table.md"), []byte(b.String()), 0o644); err != nil {
 		return err
 	}
 	if err := writeJSON(filepath.Join(tb.out, "table.json"), map[string]any{"dataset": tb.ds.Name, "arch": tb.arch, "quick": tb.quick,
@@ -507,9 +508,5 @@ func writeJSON(path string, v any) error {
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(raw, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return checkpoint.WriteFileAtomic(path, append(raw, '\n'), 0o644)
 }
