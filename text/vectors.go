@@ -76,21 +76,45 @@ func LoadVectors(path string, vocab *Vocab) (*Vectors, error) {
 	if vocab == nil || vocab.Len() == 0 {
 		return nil, fmt.Errorf("text: LoadVectors %s: empty vocabulary", path)
 	}
+	var vs *Vectors
+	err := withVectorFile(path, func(r io.Reader) (err error) {
+		vs, err = readVectors(r, path, vocab)
+		return err
+	})
+	return vs, err
+}
+
+// VectorWords lists the words of a vector file in file order (formats as
+// LoadVectors; lines are checked the same way, values are not parsed).
+func VectorWords(path string) ([]string, error) {
+	var words []string
+	err := withVectorFile(path, func(r io.Reader) error {
+		_, err := scanVectors(r, path, func(_ int, word string, _ []string) error {
+			words = append(words, word)
+			return nil
+		})
+		return err
+	})
+	return words, err
+}
+
+// withVectorFile opens path, gunzipping a ".gz" file, for read.
+func withVectorFile(path string, read func(io.Reader) error) error {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("text: word vectors: %w", err)
+		return fmt.Errorf("text: word vectors: %w", err)
 	}
 	defer f.Close()
 	var r io.Reader = f
 	if strings.HasSuffix(path, ".gz") {
 		gz, err := gzip.NewReader(f)
 		if err != nil {
-			return nil, fmt.Errorf("text: word vectors %s: %w", path, err)
+			return fmt.Errorf("text: word vectors %s: %w", path, err)
 		}
 		defer gz.Close()
 		r = gz
 	}
-	return readVectors(r, path, vocab)
+	return read(r)
 }
 
 const (
@@ -100,10 +124,55 @@ const (
 )
 
 func readVectors(r io.Reader, path string, vocab *Vocab) (*Vectors, error) {
-	br := bufio.NewReaderSize(r, 1<<20)
 	n := vocab.Len()
 	vs := &Vectors{Found: make([]bool, n)}
 	match := make([]uint8, n)
+	dim, err := scanVectors(r, path, func(lineNo int, word string, vals []string) error {
+		id, kind := int32(-1), matchNone
+		if x, ok := vocab.index[word]; ok {
+			id, kind = x, matchExact
+		} else if x, ok := vocab.index[strings.ToLower(word)]; ok {
+			id, kind = x, matchFold
+		}
+		if id < 0 || id == PadID || match[id] >= uint8(kind) {
+			return nil
+		}
+		if vs.Data == nil {
+			vs.Dim = len(vals)
+			vs.Data = make([]float32, n*vs.Dim)
+		}
+		row := vs.Data[int(id)*vs.Dim : (int(id)+1)*vs.Dim]
+		for j, s := range vals {
+			v, err := strconv.ParseFloat(s, 32)
+			if err != nil {
+				return fmt.Errorf("%s:%d: value %d of %q: cannot parse %q as a number", path, lineNo, j+1, word, s)
+			}
+			row[j] = float32(v)
+		}
+		if match[id] == matchNone {
+			vs.NumFound++
+		}
+		match[id] = uint8(kind)
+		vs.Found[id] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	vs.Dim = dim
+	if vs.Data == nil {
+		vs.Data = make([]float32, n*vs.Dim)
+	}
+	return vs, nil
+}
+
+// scanVectors reads a vector file's lines and calls use with each word and
+// its Dim value fields (unparsed); it returns Dim. The header is recognised
+// as a first line of exactly two integers; otherwise the first line sets
+// Dim. Errors name the file and line.
+func scanVectors(r io.Reader, path string, use func(lineNo int, word string, vals []string) error) (int, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	dim := 0
 	var buf []byte
 	var fields []string
 	lineNo := 0
@@ -114,7 +183,7 @@ func readVectors(r io.Reader, path string, vocab *Vocab) (*Vectors, error) {
 		}
 		lineNo++
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, lineNo, err)
+			return 0, fmt.Errorf("%s:%d: %w", path, lineNo, err)
 		}
 		fields = splitVectorFields(fields[:0], line)
 		if len(fields) == 0 {
@@ -123,63 +192,37 @@ func readVectors(r io.Reader, path string, vocab *Vocab) (*Vectors, error) {
 		if lineNo == 1 && len(fields) == 2 {
 			if _, e1 := strconv.ParseUint(fields[0], 10, 63); e1 == nil {
 				if d, e2 := strconv.ParseUint(fields[1], 10, 31); e2 == nil && d > 0 {
-					vs.Dim = int(d)
+					dim = int(d)
 					continue
 				}
 			}
 		}
-		if vs.Dim == 0 {
+		if dim == 0 {
 			if len(fields) < 2 {
-				return nil, fmt.Errorf("%s:%d: want a word and at least one value, got %d field(s)", path, lineNo, len(fields))
+				return 0, fmt.Errorf("%s:%d: want a word and at least one value, got %d field(s)", path, lineNo, len(fields))
 			}
-			vs.Dim = len(fields) - 1
+			dim = len(fields) - 1
 		}
-		if len(fields) < vs.Dim+1 {
-			return nil, fmt.Errorf("%s:%d: want %d values after the word, got %d", path, lineNo, vs.Dim, len(fields)-1)
+		if len(fields) < dim+1 {
+			return 0, fmt.Errorf("%s:%d: want %d values after the word, got %d", path, lineNo, dim, len(fields)-1)
 		}
 		word := fields[0]
-		if len(fields) > vs.Dim+1 {
+		if len(fields) > dim+1 {
 			// A word with spaces is fine; an extra number means a dim mismatch.
-			wf := fields[:len(fields)-vs.Dim]
+			wf := fields[:len(fields)-dim]
 			if _, err := strconv.ParseFloat(wf[len(wf)-1], 32); err == nil {
-				return nil, fmt.Errorf("%s:%d: want %d values after the word, got %d", path, lineNo, vs.Dim, len(fields)-1)
+				return 0, fmt.Errorf("%s:%d: want %d values after the word, got %d", path, lineNo, dim, len(fields)-1)
 			}
 			word = strings.Join(wf, " ")
 		}
-		vals := fields[len(fields)-vs.Dim:]
-		id, kind := int32(-1), matchNone
-		if x, ok := vocab.index[word]; ok {
-			id, kind = x, matchExact
-		} else if x, ok := vocab.index[strings.ToLower(word)]; ok {
-			id, kind = x, matchFold
+		if err := use(lineNo, word, fields[len(fields)-dim:]); err != nil {
+			return 0, err
 		}
-		if id < 0 || id == PadID || match[id] >= uint8(kind) {
-			continue
-		}
-		if vs.Data == nil {
-			vs.Data = make([]float32, n*vs.Dim)
-		}
-		row := vs.Data[int(id)*vs.Dim : (int(id)+1)*vs.Dim]
-		for j, s := range vals {
-			v, err := strconv.ParseFloat(s, 32)
-			if err != nil {
-				return nil, fmt.Errorf("%s:%d: value %d of %q: cannot parse %q as a number", path, lineNo, j+1, word, s)
-			}
-			row[j] = float32(v)
-		}
-		if match[id] == matchNone {
-			vs.NumFound++
-		}
-		match[id] = uint8(kind)
-		vs.Found[id] = true
 	}
-	if vs.Dim == 0 {
-		return nil, fmt.Errorf("text: word vectors %s: no vectors in file", path)
+	if dim == 0 {
+		return 0, fmt.Errorf("text: word vectors %s: no vectors in file", path)
 	}
-	if vs.Data == nil {
-		vs.Data = make([]float32, n*vs.Dim)
-	}
-	return vs, nil
+	return dim, nil
 }
 
 func splitVectorFields(dst []string, line string) []string {

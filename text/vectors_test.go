@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -175,5 +176,19 @@ func TestFillMissing(t *testing.T) {
 	}
 	if a.Row(-1) != nil || a.Row(99) != nil {
 		t.Error("Row out of range")
+	}
+}
+
+func TestVectorWords(t *testing.T) {
+	got, err := VectorWords(writeFile(t, "v.vec.gz", "3 2\nthe 1 2\nnew york 0 1\n\nApple 3 4\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"the", "new york", "Apple"}; !slices.Equal(got, want) {
+		t.Errorf("words %q, want %q", got, want)
+	}
+	_, err = VectorWords(writeFile(t, "bad.txt", "the 1 2\ncat 1\n"))
+	if err == nil || !strings.Contains(err.Error(), "bad.txt:2") {
+		t.Errorf("short line: error %v, want one naming bad.txt:2", err)
 	}
 }

@@ -214,16 +214,24 @@ func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.W
 // tagger for textfooler.
 func attackExtras(res *attack.Resources, recipe, protocol string, m *model.Model, vecPath, wnDir string, nf nearestFlags, cacheDir string, stderr io.Writer) error {
 	if vecPath != "" {
-		vs, err := text.LoadVectors(vecPath, m.Vocab)
+		v := m.Vocab
+		nearest := usesNearest(recipe, protocol)
+		if nearest {
+			var err error
+			if v, err = withVectorWords(m.Vocab, vecPath, nf.vocab); err != nil {
+				return fmt.Errorf("--vectors: %w", err)
+			}
+		}
+		vs, err := text.LoadVectors(vecPath, v)
 		if err != nil {
 			return fmt.Errorf("--vectors: %w", err)
 		}
-		if usesNearest(recipe, protocol) {
-			if res.Nearest, err = buildNearest(vs, m.Vocab, filepath.Base(vecPath), nf, cacheDir, stderr); err != nil {
+		if nearest {
+			if res.Nearest, err = buildNearest(vs, v, m.Vocab.Len(), filepath.Base(vecPath), nf, cacheDir, stderr); err != nil {
 				return err
 			}
 		}
-		tab := attack.TableFromVectors(filepath.Base(vecPath), m.Vocab, vs)
+		tab := attack.TableFromVectors(filepath.Base(vecPath), v, vs)
 		res.Distance = attack.CosineDistance{Table: tab}
 		res.Encoder = attack.MeanVectorEncoder{Table: tab}
 	} else if recipe == "hla" {

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/textarmor/textarmor/attack"
@@ -23,6 +24,9 @@ import (
 type nearestFlags struct {
 	k   int
 	cos float64
+	// vocab caps the substitutes from outside the model vocabulary: the
+	// first vocab words of the vectors file.
+	vocab int
 	// set records which of the two were given on the command line.
 	kSet, cosSet bool
 }
@@ -30,6 +34,7 @@ type nearestFlags struct {
 func (nf *nearestFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&nf.k, "nn-k", 50, "with --vectors: substitutes are each word's nn-k nearest vocabulary words (textfooler, pso, iga, hla; ga: 8 unless given)")
 	fs.Float64Var(&nf.cos, "nn-cos", 0.5, "with --vectors: ... with cosine ≥ nn-cos (ga, iga: 0.75, i.e. squared distance ≤ 0.5 for unit vectors, unless given)")
+	fs.IntVar(&nf.vocab, "nn-vocab", 100000, "with --vectors: substitutes may also be the first nn-vocab words of the vectors file that the model lacks (they reach it as UNK, as in TextAttack); 0 = model vocabulary only")
 }
 
 // resolve applies the recipe's own values where the flags were not given.
@@ -57,8 +62,8 @@ func (nf *nearestFlags) resolve(fs *flag.FlagSet, recipe string) error {
 			nf.cos = 0.75
 		}
 	}
-	if nf.k < 1 || nf.cos < -1 || nf.cos > 1 || math.IsNaN(nf.cos) {
-		return usageError{fmt.Errorf("--nn-k must be ≥ 1 and --nn-cos in [-1, 1]")}
+	if nf.k < 1 || nf.cos < -1 || nf.cos > 1 || math.IsNaN(nf.cos) || nf.vocab < 0 {
+		return usageError{fmt.Errorf("--nn-k must be ≥ 1, --nn-cos in [-1, 1] and --nn-vocab ≥ 0")}
 	}
 	return nil
 }
@@ -73,12 +78,15 @@ func usesNearest(recipe, protocol string) bool {
 	return false
 }
 
-// nearestKey names everything the table depends on: the vocabulary, the
-// vectors read for it, k and the threshold.
-func nearestKey(vs *text.Vectors, v *text.Vocab, k int, cos float64) string {
+// nearestKey names everything the table depends on: the vocabulary, how
+// many of its words are queries, the vectors read for it, k and the
+// threshold.
+func nearestKey(vs *text.Vectors, v *text.Vocab, queries, k int, cos float64) string {
 	h := sha256.New()
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], uint64(v.Len()))
+	h.Write(b[:])
+	binary.LittleEndian.PutUint64(b[:], uint64(queries))
 	h.Write(b[:])
 	for id := 0; id < v.Len(); id++ {
 		io.WriteString(h, v.Word(int32(id)))
@@ -116,12 +124,47 @@ func nearestCacheDir(out string) string {
 	return filepath.Join(d, "textarmor", "neighbors")
 }
 
+// withVectorWords extends the model vocabulary mv with the first limit
+// words of the vectors file that it lacks (lower-cased, in file order), the
+// candidates of TextAttack's embedding swaps that reach the model as UNK.
+func withVectorWords(mv *text.Vocab, path string, limit int) (*text.Vocab, error) {
+	if limit == 0 {
+		return mv, nil
+	}
+	fileWords, err := text.VectorWords(path)
+	if err != nil {
+		return nil, err
+	}
+	words := mv.Words()
+	seen := make(map[string]bool, len(words))
+	for _, w := range words {
+		seen[w] = true
+	}
+	added := 0
+	for _, w := range fileWords {
+		if added == limit {
+			break
+		}
+		if w = strings.ToLower(w); !seen[w] && !strings.ContainsAny(w, " \t") {
+			seen[w] = true
+			words = append(words, w)
+			added++
+		}
+	}
+	return text.NewVocab(words)
+}
+
 // buildNearest computes (or loads from the cache) the nearest-neighbour
-// substitutes of the model vocabulary in vs.
-func buildNearest(vs *text.Vectors, v *text.Vocab, vecName string, nf nearestFlags, cacheDir string, stderr io.Writer) (*attack.NearestSet, error) {
+// substitutes in vs of the first queries words of v (the model vocabulary;
+// the rest of v are further candidates).
+func buildNearest(vs *text.Vectors, v *text.Vocab, queries int, vecName string, nf nearestFlags, cacheDir string, stderr io.Writer) (*attack.NearestSet, error) {
 	compute := func() (*lexicon.Neighbors, error) {
 		start := time.Now()
-		nb := lexicon.NearestNeighbors(vs, v, nf.k, float32(nf.cos), nil)
+		var words []string
+		for id := int32(text.UnkID) + 1; int(id) < queries; id++ {
+			words = append(words, v.Word(id))
+		}
+		nb := lexicon.NearestNeighbors(vs, v, nf.k, float32(nf.cos), words)
 		fmt.Fprintf(stderr, "nearest neighbours: %d words, %d pairs (k=%d, cos ≥ %g) in %.1fs\n",
 			nb.Len(), nb.Edges(), nf.k, nf.cos, time.Since(start).Seconds())
 		return nb, nil
@@ -134,7 +177,7 @@ func buildNearest(vs *text.Vectors, v *text.Vocab, vecName string, nf nearestFla
 		if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 			return nil, fmt.Errorf("neighbour cache: %w", err)
 		}
-		path := filepath.Join(cacheDir, nearestKey(vs, v, nf.k, nf.cos)+".json")
+		path := filepath.Join(cacheDir, nearestKey(vs, v, queries, nf.k, nf.cos)+".json")
 		if _, statErr := os.Stat(path); statErr == nil {
 			fmt.Fprintf(stderr, "nearest neighbours: cached in %s\n", path)
 		}
