@@ -60,6 +60,8 @@ func searches() map[string]Search {
 		"greedy-pwws":   Greedy{Order: ByPWWS},
 		"pwws-reuse":    Greedy{Order: ByPWWS, ReuseBest: true},
 		"greedy-random": Greedy{Order: ByRandom},
+		"beam-1":        Beam{Width: 1},
+		"beam-4":        Beam{Width: 4},
 		"genetic":       Genetic{PopSize: 60, Generations: 40, Temp: 0.3, MaxSynonyms: 10},
 		"pso":           PSO{PopSize: 60, Iterations: 40, Omega1: 0.8, Omega2: 0.2, C1: 0.8, C2: 0.2, VMax: 3, MaxSynonyms: 10},
 		"iga":           IGA{PopSize: 60, Generations: 20, Temp: 0.3, MaxReplace: 5},

@@ -53,18 +53,30 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	var ef explainFlags
 	ef.register(fs)
 	noInc := fs.Bool("no-incremental", false, "score every candidate with a full forward pass (off: candidates close to the current text are re-evaluated incrementally; same results, faster)")
+	var parts attack.Parts
+	var constraints specList
+	fs.StringVar(&parts.Goal, "goal", "", "replace the recipe's goal: "+strings.Join(attack.GoalNames, ", ")+" (targeted:class=N)")
+	fs.StringVar(&parts.Transformation, "transformation", "", "replace the recipe's substitutes: synonyms (neighbour sets), wordnet, nearest (--vectors)")
+	fs.StringVar(&parts.Search, "search", "", "replace the recipe's search: greedy:order=delete|unk|pwws|random, beam:width=4, genetic:pop=60,gens=20, pso:pop=60,iters=20, iga:pop=60,gens=20,max-replace=5, hla:pop=30,gens=100,init=2500")
+	fs.Var(&constraints, "constraint", "add a constraint (repeatable): repeat, stopwords:list=textfooler|ftml|nltk, max-rate:rate=0.25, min-length:min=3, protect:words=w1|w2, embedding:max=0.5, pos, use:min=0.84,window=15, lm-top:n=4")
+	fs.BoolVar(&parts.DropConstraints, "no-recipe-constraints", false, "drop the recipe's constraints (keep only --constraint ones)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	if path == "" {
 		return usageError{fmt.Errorf("--model is required")}
 	}
-	if recipeName == "" {
-		return usageError{fmt.Errorf("--recipe is required (valid: %s)", strings.Join(attack.RecipeNames(), ", "))}
+	parts.Constraints = constraints
+	if recipeName == "" && parts.Empty() {
+		return usageError{fmt.Errorf("--recipe is required (valid: %s), or compose an attack with --transformation and --search",
+			strings.Join(attack.RecipeNames(), ", "))}
 	}
-	rc, err := attack.LookupRecipe(recipeName)
-	if err != nil {
-		return usageError{err}
+	var rc attack.Recipe
+	if recipeName != "" {
+		var err error
+		if rc, err = attack.LookupRecipe(recipeName); err != nil {
+			return usageError{err}
+		}
 	}
 	if err := nf.resolve(fs, rc.Name); err != nil {
 		return err
@@ -96,10 +108,28 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	cfg, err := attackSetup(rc, protocol, m, attackInputs{synPath: synPath, dataDir: df.dir, wnDir: wnDir, vecPath: vecPath, lmPath: lmPath,
-		budget: budget, nf: nf, cacheDir: nearestCacheDir(out)}, stderr)
-	if err != nil {
-		return err
+	in := attackInputs{synPath: synPath, dataDir: df.dir, wnDir: wnDir, vecPath: vecPath, lmPath: lmPath,
+		budget: budget, nf: nf, cacheDir: nearestCacheDir(out)}
+	var cfg *attack.Configured
+	if recipeName != "" {
+		base := in
+		if partsUseLM(parts) && rc.Name != "ga" {
+			base.lmPath = "" // the lm-top constraint takes it, not the recipe
+		}
+		if cfg, err = attackSetup(rc, protocol, m, base, stderr); err != nil {
+			return err
+		}
+	} else if lmPath != "" && !partsUseLM(parts) {
+		return usageError{fmt.Errorf("--lm is used by --recipe ga (alzantot) and by --constraint lm-top")}
+	}
+	if !parts.Empty() {
+		res, err := partResources(parts, protocol, m, in, stderr)
+		if err != nil {
+			return err
+		}
+		if cfg, err = attack.Compose(cfg, protocol, parts, res); err != nil {
+			return usageError{err}
+		}
 	}
 
 	ex, dsName, err := attackExamples(&df, m, splitName, stderr)
@@ -207,16 +237,24 @@ func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.W
 	return ex, ds.Name, nil
 }
 
+// extraNeeds says which optional resources an attack uses besides word
+// vectors: nearest-neighbour substitutes from them, the POS tagger, and the
+// similarity of HLA (the model's embedding table when no vectors are given).
+type extraNeeds struct{ nearest, tagger, hla bool }
+
+// recipeNeeds are a recipe's extras under a protocol.
+func recipeNeeds(recipe, protocol string) extraNeeds {
+	return extraNeeds{nearest: usesNearest(recipe, protocol), tagger: recipe == "textfooler", hla: recipe == "hla"}
+}
+
 // attackExtras adds the optional resources: word vectors (embedding distance,
-// the mean-vector stand-in for USE and, for the paper-protocol textfooler, ga
-// and pso, the nearest-neighbour substitutes), the model's embedding table as the
-// HLA similarity when no vectors are given, and the WordNet lexicon POS
-// tagger for textfooler.
-func attackExtras(res *attack.Resources, recipe, protocol string, m *model.Model, vecPath, wnDir string, nf nearestFlags, cacheDir string, stderr io.Writer) error {
+// the mean-vector stand-in for USE and, when need.nearest, the
+// nearest-neighbour substitutes), the model's embedding table as the HLA
+// similarity when no vectors are given, and the WordNet lexicon POS tagger.
+func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPath, wnDir string, nf nearestFlags, cacheDir string, stderr io.Writer) error {
 	if vecPath != "" {
 		v := m.Vocab
-		nearest := usesNearest(recipe, protocol)
-		if nearest {
+		if need.nearest {
 			var err error
 			if v, err = withVectorWords(m.Vocab, vecPath, nf.vocab); err != nil {
 				return fmt.Errorf("--vectors: %w", err)
@@ -226,7 +264,7 @@ func attackExtras(res *attack.Resources, recipe, protocol string, m *model.Model
 		if err != nil {
 			return fmt.Errorf("--vectors: %w", err)
 		}
-		if nearest {
+		if need.nearest {
 			if res.Nearest, err = buildNearest(vs, v, m.Vocab.Len(), filepath.Base(vecPath), nf, cacheDir, stderr); err != nil {
 				return err
 			}
@@ -234,15 +272,15 @@ func attackExtras(res *attack.Resources, recipe, protocol string, m *model.Model
 		tab := attack.TableFromVectors(filepath.Base(vecPath), v, vs)
 		res.Distance = attack.CosineDistance{Table: tab}
 		res.Encoder = attack.MeanVectorEncoder{Table: tab}
-	} else if recipe == "hla" {
+	} else if need.hla {
 		w := m.Net.Emb.W.Value
 		res.Encoder = attack.MeanVectorEncoder{Table: &attack.VectorTable{Label: "model embedding table",
 			Vocab: m.Vocab, Dim: w.Shape[1], Data: w.Data}}
 	}
-	if recipe == "textfooler" {
+	if need.tagger {
 		wn, err := lexicon.OpenWordNet(wnDir)
 		if err != nil {
-			fmt.Fprintf(stderr, "textfooler: no WordNet (%v): part-of-speech constraint omitted\n", err)
+			fmt.Fprintf(stderr, "no WordNet (%v): part-of-speech constraint omitted\n", err)
 		} else {
 			res.Tagger = attack.LexiconTagger{WN: wn}
 		}

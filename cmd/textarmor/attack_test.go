@@ -85,3 +85,63 @@ func TestAttackEndToEnd(t *testing.T) {
 		t.Fatalf("unknown recipe: exit %d %s", code, stderr)
 	}
 }
+
+// An attack assembled from parts on the command line: without a recipe, and
+// as a recipe with one part replaced (a declared deviation).
+func TestAttackFromParts(t *testing.T) {
+	dir := t.TempDir()
+	te, syn, mdir := attackFixture(t, dir)
+	run := func(extra ...string) (int, map[string]any, string) {
+		t.Helper()
+		args := append([]string{"attack", "--model", mdir, "--test", te, "--synonyms", syn, "--n", "20", "--workers", "2", "--json", "--quiet"}, extra...)
+		code, stdout, stderr := runCmd(t, args...)
+		var rep map[string]any
+		if code == 0 {
+			if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+				t.Fatalf("--json output %q: %v", stdout, err)
+			}
+		}
+		return code, rep, stderr
+	}
+	code, rep, stderr := run("--transformation", "synonyms", "--search", "beam:width=2", "--constraint", "repeat",
+		"--constraint", "stopwords:list=ftml", "--constraint", "max-rate:rate=0.25")
+	if code != 0 {
+		t.Fatalf("custom attack: exit %d: %s", code, stderr)
+	}
+	desc := rep["description"].(string)
+	for _, want := range []string{"custom attack", "search=beam(width=2)", "repeat-modification", "stopwords(ftml-21)", "max-modification-rate(0.25)", "word-swap("} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("description %q lacks %q", desc, want)
+		}
+	}
+	if rep["recipe"] != "custom" || rep["successful"].(float64) == 0 {
+		t.Errorf("custom attack: recipe %v, %v successful", rep["recipe"], rep["successful"])
+	}
+
+	code, rep, stderr = run("--recipe", "pwws", "--protocol", "ftml", "--search", "greedy:order=unk")
+	if code != 0 {
+		t.Fatalf("pwws with a replaced search: exit %d: %s", code, stderr)
+	}
+	if d, _ := json.Marshal(rep["deviations"]); !strings.Contains(string(d), "not the pwws recipe: search greedy-wir(unk)") {
+		t.Errorf("deviations %s: the replaced search must be declared", d)
+	}
+	if rep["recipe"] != "pwws+parts" {
+		t.Errorf("recipe %v, want pwws+parts", rep["recipe"])
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--transformation", "synonyms", "--search", "beam", "--constraint", "usee"}, `unknown constraint "usee" (valid: repeat, stopwords`},
+		{[]string{"--transformation", "synonyms", "--search", "anneal"}, "unknown search \"anneal\" (valid: greedy, beam"},
+		{[]string{"--search", "beam"}, "needs a transformation"},
+		{[]string{"--transformation", "nearest", "--search", "beam"}, "needs word vectors (--vectors)"},
+		{[]string{"--transformation", "synonyms", "--search", "genetic:size=3"}, "genetic: unknown parameter size (valid: gens, pop, temp)"},
+		{nil, "or compose an attack with --transformation and --search"},
+	} {
+		if code, _, stderr := run(tc.args...); code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/langmodel"
@@ -32,7 +34,7 @@ type attackInputs struct {
 func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInputs, stderr io.Writer) (*attack.Configured, error) {
 	var res attack.Resources
 	res.QueryBudget = in.budget
-	if err := attackExtras(&res, rc.Name, protocol, m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
+	if err := attackExtras(&res, recipeNeeds(rc.Name, protocol), m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
 		return nil, err
 	}
 	if in.lmPath != "" {
@@ -47,25 +49,14 @@ func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInp
 		}
 		res.LM = lm
 	}
-	synPath, dataDir, wnDir := in.synPath, in.dataDir, in.wnDir
+	var err error
 	switch {
 	case res.Nearest == nil && (rc.Name != "pwws" || protocol == attack.ProtocolFTML):
-		if synPath == "" {
-			synPath = filepath.Join(dataDir, "counterfitted-neighbors-jia2019", "counterfitted_neighbors.json")
-		}
-		nb, err := lexicon.LoadNeighbors(synPath)
-		if err != nil {
-			return nil, fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)
-		}
-		// The FTML protocol's S(w) lives in the model vocabulary (Jia et
-		// al.); TextAttack's recipes keep every neighbour, and those outside
-		// the vocabulary reach the model as UNK (attack.Attack.OOVAsUnk).
-		res.Synonyms = nb
-		if protocol == attack.ProtocolFTML {
-			res.Synonyms = nb.Restrict(m.Vocab)
+		if res.Synonyms, err = attackSynonyms(in, protocol, m); err != nil {
+			return nil, err
 		}
 	case rc.Name == "pwws":
-		wn, err := lexicon.OpenWordNet(wnDir)
+		wn, err := lexicon.OpenWordNet(in.wnDir)
 		if err != nil {
 			return nil, fmt.Errorf("pwws needs WordNet: %w (give --wordnet DIR, or use --protocol ftml)", err)
 		}
@@ -77,3 +68,74 @@ func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInp
 	}
 	return cfg, nil
 }
+
+// attackSynonyms loads the counter-fitted neighbour sets (in.synPath,
+// default under in.dataDir). The FTML protocol's S(w) lives in the model
+// vocabulary (Jia et al.); TextAttack's recipes keep every neighbour, and
+// those outside the vocabulary reach the model as UNK
+// (attack.Attack.OOVAsUnk).
+func attackSynonyms(in attackInputs, protocol string, m *model.Model) (lexicon.Source, error) {
+	synPath := in.synPath
+	if synPath == "" {
+		synPath = filepath.Join(in.dataDir, "counterfitted-neighbors-jia2019", "counterfitted_neighbors.json")
+	}
+	nb, err := lexicon.LoadNeighbors(synPath)
+	if err != nil {
+		return nil, fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)
+	}
+	if protocol == attack.ProtocolFTML {
+		return nb.Restrict(m.Vocab), nil
+	}
+	return nb, nil
+}
+
+// partName is the name of a part spec ("genetic:pop=30" → "genetic").
+func partName(spec string) string {
+	n, _, _ := strings.Cut(spec, ":")
+	return strings.TrimSpace(n)
+}
+
+// partsUseLM reports whether a constraint of p needs the language model.
+func partsUseLM(p attack.Parts) bool {
+	return slices.ContainsFunc(p.Constraints, func(c string) bool { return partName(c) == "lm-top" })
+}
+
+// partResources loads what the parts of a composed attack name: the
+// neighbour sets or WordNet for the transformation; word vectors for
+// nearest substitutes, the embedding and sentence-similarity constraints
+// and HLA; the tagger for pos; the language model for lm-top.
+func partResources(p attack.Parts, protocol string, m *model.Model, in attackInputs, stderr io.Writer) (attack.Resources, error) {
+	res := attack.Resources{QueryBudget: in.budget}
+	need := extraNeeds{nearest: partName(p.Transformation) == "nearest", hla: partName(p.Search) == "hla",
+		tagger: slices.ContainsFunc(p.Constraints, func(c string) bool { return partName(c) == "pos" })}
+	if err := attackExtras(&res, need, m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
+		return res, err
+	}
+	var err error
+	switch partName(p.Transformation) {
+	case "synonyms":
+		if res.Synonyms, err = attackSynonyms(in, protocol, m); err != nil {
+			return res, err
+		}
+	case "wordnet":
+		wn, err := lexicon.OpenWordNet(in.wnDir)
+		if err != nil {
+			return res, fmt.Errorf("transformation wordnet: %w (give --wordnet DIR)", err)
+		}
+		res.WordNet = wn.Source(lexicon.Any)
+	}
+	if partsUseLM(p) && in.lmPath != "" {
+		lm, err := langmodel.Load(in.lmPath)
+		if err != nil {
+			return res, fmt.Errorf("--lm: %w", err)
+		}
+		res.LM = lm
+	}
+	return res, nil
+}
+
+// specList is a repeatable flag.
+type specList []string
+
+func (l *specList) String() string     { return strings.Join(*l, " ") }
+func (l *specList) Set(s string) error { *l = append(*l, s); return nil }
