@@ -64,7 +64,7 @@ func TestParseParts(t *testing.T) {
 	// Bad specs: each error names the problem and, for names, the valid ones.
 	bad := map[string]func() error{
 		`unknown search "greedy-wir" (valid: greedy, beam, genetic, pso, iga, hla)`: func() error { _, err := ParseSearch("greedy-wir", full); return err },
-		"unknown constraint \"usee\" (valid: repeat, stopwords,":                  func() error { _, _, err := ParseConstraint("usee", full); return err },
+		"unknown constraint \"usee\" (valid: repeat, stopwords,":                    func() error { _, _, err := ParseConstraint("usee", full); return err },
 		"unknown goal":           func() error { _, err := ParseGoal("flip"); return err },
 		"unknown transformation": func() error { _, err := ParseTransformation("hownet", full); return err },
 		"genetic: unknown parameter popsize (valid: gens, pop, temp)": func() error { _, err := ParseSearch("genetic:popsize=3", full); return err },
