@@ -28,11 +28,16 @@ type Target struct {
 	// NoIncremental turns off the fast path that scores candidates close to
 	// a cached base sequence incrementally (see IncrementalVictim).
 	NoIncremental bool
+	// InputGrad, when set, gives for each position of a sequence the L1
+	// norm of the gradient of the cross-entropy of a class with respect to
+	// that position's embedding: the gradient word-importance order needs
+	// it. FromModel sets it.
+	InputGrad func(seq []int32, label int) []float64
 }
 
 // FromModel makes a Target of a loaded model.
 func FromModel(m *model.Model) Target {
-	return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, MaxLen: m.MaxLen}
+	return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, MaxLen: m.MaxLen, InputGrad: m.Net.InputGradL1}
 }
 
 // Attack is a goal, a transformation, constraints and a search method.
@@ -131,6 +136,11 @@ func seedFor(seed int64, index int) int64 {
 func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 	if err := a.Validate(); err != nil {
 		return Result{}, err
+	}
+	if g, ok := a.Search.(Greedy); ok && g.Order == ByGradient {
+		if t.InputGrad == nil {
+			return Result{}, errors.New("attack: the gradient word-importance order needs the victim's input gradients (Target.InputGrad; a textarmor model has them)")
+		}
 	}
 	start := time.Now()
 	toks := t.Tok.Tokenize(ex.Text)

@@ -50,7 +50,17 @@ func oneWord() (Target, *lexicon.Neighbors, *linear) {
 	syn.Set("movie", []string{"film"})
 	syn.Set("the", []string{"a"})
 	syn.Set("truly", []string{"really"})
-	return Target{Victim: m, Vocab: vocab, Tok: text.NewWhitespace()}, syn, m
+	return Target{Victim: m, Vocab: vocab, Tok: text.NewWhitespace(), InputGrad: m.inputGrad}, syn, m
+}
+
+// inputGrad: the gradient of the loss in a word's "embedding" (its
+// presence) is proportional to its weight.
+func (m *linear) inputGrad(seq []int32, _ int) []float64 {
+	out := make([]float64, len(seq))
+	for i, id := range seq {
+		out[i] = math.Abs(m.w[id])
+	}
+	return out
 }
 
 func searches() map[string]Search {
@@ -60,6 +70,7 @@ func searches() map[string]Search {
 		"greedy-pwws":   Greedy{Order: ByPWWS},
 		"pwws-reuse":    Greedy{Order: ByPWWS, ReuseBest: true},
 		"greedy-random": Greedy{Order: ByRandom},
+		"greedy-grad":   Greedy{Order: ByGradient},
 		"beam-1":        Beam{Width: 1},
 		"beam-4":        Beam{Width: 4},
 		"genetic":       Genetic{PopSize: 60, Generations: 40, Temp: 0.3, MaxSynonyms: 10},
@@ -211,7 +222,7 @@ func synthTask() (Target, lexicon.Source, []Example) {
 	for i, e := range synth.Sentiment(24, 0, 9) {
 		ex = append(ex, Example{Index: i, Text: e.Text, Label: e.Label})
 	}
-	return Target{Victim: m, Vocab: vocab, Tok: text.NewWhitespace(), MaxLen: 30}, syn, ex
+	return Target{Victim: m, Vocab: vocab, Tok: text.NewWhitespace(), MaxLen: 30, InputGrad: m.inputGrad}, syn, ex
 }
 
 // stripSeconds clears what varies between runs (Seconds) or is not in the

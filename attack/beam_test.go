@@ -2,6 +2,7 @@ package attack
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/lexicon"
@@ -59,5 +60,25 @@ func TestBeamEscapesTheGreedyTrap(t *testing.T) {
 	// distinct texts around a1 and b1 (a1 b1 counted once, a2 b1).
 	if r.NumQueries != 1+3+2 {
 		t.Errorf("beam(2): %d queries, want 6", r.NumQueries)
+	}
+}
+
+// The gradient order visits the word the loss is most sensitive to first:
+// with two deciding words it changes the heavier one, in the fewest queries.
+func TestGradientOrder(t *testing.T) {
+	tg, syn, m := oneWord()
+	m.w[tg.Vocab.ID("truly")] = 0.5 // a lighter positive word with a synonym
+	a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Pre: []PreConstraint{NoRepeat{}}, Search: Greedy{Order: ByGradient}}
+	r, err := a.Run(tg, Example{Text: "the movie was truly good", Label: 1}, 0)
+	if err != nil || r.Type != Successful || r.NumPerturbed != 1 || strings.Contains(r.PerturbedText, "good") {
+		t.Fatalf("%+v %v", r, err)
+	}
+	// 1 original + the 2 substitutes of "good": no query ranks the words.
+	if r.NumQueries != 3 {
+		t.Errorf("%d queries, want 3", r.NumQueries)
+	}
+	tg.InputGrad = nil
+	if _, err := a.Run(tg, Example{Text: "the movie was good", Label: 1}, 0); err == nil {
+		t.Error("gradient order without InputGrad: no error")
 	}
 }

@@ -71,7 +71,7 @@ func TestIncrementalSameResults(t *testing.T) {
 			for _, off := range []bool{true, false} {
 				net := &countingNet{Classifier: m}
 				vt := tg
-				vt.Victim, vt.NoIncremental = net, off
+				vt.Victim, vt.NoIncremental, vt.InputGrad = net, off, m.InputGradL1
 				rs, err := RunAll(context.Background(), a, vt, exs, RunOptions{Workers: 1, Seed: 3})
 				if err != nil {
 					t.Fatal(err)

@@ -47,7 +47,7 @@ func TestMergeBatchesSameResults(t *testing.T) {
 			for _, merge := range []bool{false, true} {
 				cc := &callCounter{Classifier: m}
 				vt := tg
-				vt.Victim, vt.NoIncremental = cc, noInc
+				vt.Victim, vt.NoIncremental, vt.InputGrad = cc, noInc, m.InputGradL1
 				workers := 1
 				if merge {
 					workers = 4

@@ -260,7 +260,7 @@ func ParseConstraint(s string, r Resources) (pre PreConstraint, post PostConstra
 
 // ParseSearch reads a search method with its papers' defaults:
 //
-//	greedy:order=delete             word importance by delete, unk, pwws or random
+//	greedy:order=delete             word importance by delete, unk, pwws, gradient or random
 //	beam:width=4                    beam search (width 1: TextAttack's greedy search)
 //	genetic:pop=60,gens=20          Alzantot et al.
 //	pso:pop=60,iters=20             Zang et al.
@@ -274,10 +274,10 @@ func ParseSearch(s string, r Resources) (Search, error) {
 	var out Search
 	switch sp.name {
 	case "greedy":
-		orders := map[string]Order{"delete": ByDelete, "unk": ByUnk, "pwws": ByPWWS, "random": ByRandom}
+		orders := map[string]Order{"delete": ByDelete, "unk": ByUnk, "pwws": ByPWWS, "random": ByRandom, "gradient": ByGradient}
 		o, ok := orders[sp.str("order", "delete")]
 		if !ok {
-			err = fmt.Errorf("greedy: order=%q (valid: delete, unk, pwws, random)", sp.params["order"])
+			err = fmt.Errorf("greedy: order=%q (valid: delete, unk, pwws, gradient, random)", sp.params["order"])
 		}
 		out = Greedy{Order: o}
 	case "beam":

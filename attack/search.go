@@ -31,7 +31,12 @@ const (
 	ByPWWS
 	// ByRandom visits positions in random order.
 	ByRandom
+	// ByGradient ranks by the L1 norm of the loss gradient with respect
+	// to the word's embedding (TextAttack's "gradient"); it needs
+	// Target.InputGrad and costs no query.
+	ByGradient
 )
+
 
 func (o Order) String() string {
 	switch o {
@@ -43,6 +48,8 @@ func (o Order) String() string {
 		return "pwws"
 	case ByRandom:
 		return "random"
+	case ByGradient:
+		return "gradient"
 	}
 	return fmt.Sprintf("order(%d)", int(o))
 }
@@ -83,6 +90,12 @@ func (g Greedy) Search(s *State) Scored {
 	switch g.Order {
 	case ByRandom:
 		s.Rng.Shuffle(len(pos), func(a, b int) { pos[a], pos[b] = pos[b], pos[a] })
+	case ByGradient:
+		// TextAttack differentiates the loss of the predicted class.
+		g := s.Target.InputGrad(s.Orig, s.Initial.Pred)
+		for k, i := range pos {
+			imp[k] = g[i]
+		}
 	case ByDelete, ByUnk:
 		seqs := make([][]int32, len(pos))
 		for k, i := range pos {

@@ -129,6 +129,12 @@ func TestAttackFromParts(t *testing.T) {
 		t.Errorf("recipe %v, want pwws+parts", rep["recipe"])
 	}
 
+	// The gradient order runs on a real model's input gradients.
+	code, rep, stderr = run("--recipe", "pwws", "--protocol", "ftml", "--search", "greedy:order=gradient")
+	if code != 0 || rep["successful"].(float64) == 0 || !strings.Contains(rep["description"].(string), "greedy-wir(gradient)") {
+		t.Errorf("gradient order: exit %d, %v: %s", code, rep, stderr)
+	}
+
 	for _, tc := range []struct {
 		args []string
 		want string
