@@ -37,7 +37,6 @@ const (
 	ByGradient
 )
 
-
 func (o Order) String() string {
 	switch o {
 	case ByDelete:
