@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -36,7 +37,7 @@ func fixture(t *testing.T, dim int, seed int64, missing ...string) (*text.Vocab,
 }
 
 func cos(vs *text.Vectors, v *text.Vocab, a, b string) float64 {
-	return cosine(vs.Row(v.ID(a)), vs.Row(v.ID(b)))
+	return tensor.Cosine(vs.Row(v.ID(a)), vs.Row(v.ID(b)))
 }
 
 func TestFitPullsSynonymsAndPushesAntonyms(t *testing.T) {
@@ -78,7 +79,7 @@ func TestFitPullsSynonymsAndPushesAntonyms(t *testing.T) {
 			t.Errorf("%s: squared norm %v, want 1", vocab.Word(int32(id)), ss)
 		}
 	}
-	if c := cosine(tableBefore, vs.Row(vocab.ID("table"))); c < 1-1e-6 {
+	if c := tensor.Cosine(tableBefore, vs.Row(vocab.ID("table"))); c < 1-1e-6 {
 		t.Errorf("unconstrained word moved: cos to its original %v", c)
 	}
 }

@@ -3,12 +3,12 @@ package counterfit
 import (
 	"bufio"
 	"fmt"
-	"math"
 	"os"
 	"strconv"
 	"strings"
 
 	"github.com/textarmor/textarmor/metrics"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -42,7 +42,7 @@ func SimLex(path string, vecs *text.Vectors, vocab *text.Vocab) (rho float64, pa
 			continue
 		}
 		gold = append(gold, score)
-		got = append(got, cosine(vecs.Row(a), vecs.Row(b)))
+		got = append(got, tensor.Cosine(vecs.Row(a), vecs.Row(b)))
 	}
 	if err := sc.Err(); err != nil {
 		return 0, 0, fmt.Errorf("%s: %w", path, err)
@@ -52,17 +52,4 @@ func SimLex(path string, vecs *text.Vectors, vocab *text.Vocab) (rho float64, pa
 		return 0, len(gold), fmt.Errorf("simlex: %d pairs covered: %w", len(gold), err)
 	}
 	return rho, len(gold), nil
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	if aa == 0 || bb == 0 {
-		return 0
-	}
-	return ab / math.Sqrt(aa*bb)
 }

@@ -6,18 +6,9 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 )
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	return ab / math.Sqrt(aa*bb)
-}
 
 func setup(t *testing.T) (*text.Vocab, [][]int32) {
 	t.Helper()
@@ -46,12 +37,12 @@ func TestApplyPullsSynonymsTogether(t *testing.T) {
 	}
 	row := func(tb []float32, w string) []float32 { i := int(vocab.ID(w)); return tb[i*dim : (i+1)*dim] }
 	for _, p := range [][2]string{{"good", "fine"}, {"good", "nice"}, {"bad", "awful"}} {
-		before, after := cosine(row(orig, p[0]), row(orig, p[1])), cosine(row(table, p[0]), row(table, p[1]))
+		before, after := tensor.Cosine(row(orig, p[0]), row(orig, p[1])), tensor.Cosine(row(table, p[0]), row(table, p[1]))
 		if after < 0.5 || after < before+0.3 {
 			t.Fatalf("%v: cosine %.3f before, %.3f after", p, before, after)
 		}
 	}
-	if c := cosine(row(table, "good"), row(table, "bad")); math.Abs(c) > 0.5 {
+	if c := tensor.Cosine(row(table, "good"), row(table, "bad")); math.Abs(c) > 0.5 {
 		t.Fatalf("unrelated words became similar: cosine %.3f", c)
 	}
 	for _, w := range []string{"table", "oov", text.PadWord} {

@@ -2,6 +2,7 @@ package tensor
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"testing"
 )
@@ -152,5 +153,22 @@ func TestScratchReuse(t *testing.T) {
 	PutScratch(make([]float32, 3)) // not from the pool: ignored
 	if b := GetScratch(3); len(b) != 3 {
 		t.Fatal("bad length")
+	}
+}
+
+func TestCosine(t *testing.T) {
+	for _, tc := range []struct {
+		a, b []float32
+		want float64
+	}{
+		{[]float32{1, 0}, []float32{0, 2}, 0},
+		{[]float32{1, 1}, []float32{2, 2}, 1},
+		{[]float32{1, 2}, []float32{-1, -2}, -1},
+		{[]float32{3, 4}, []float32{4, 3}, 24.0 / 25},
+		{[]float32{0, 0}, []float32{1, 1}, 0},
+	} {
+		if got := Cosine(tc.a, tc.b); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("Cosine(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
 	}
 }

@@ -68,6 +68,21 @@ func (t *Tensor) Zero() { clear(t.Data) }
 // SameShape reports whether two shapes are equal.
 func SameShape(a, b []int) bool { return slices.Equal(a, b) }
 
+// Cosine is the cosine similarity of a and b, accumulated in float64; 0
+// when either is a zero vector.
+func Cosine(a, b []float32) float64 {
+	var ab, aa, bb float64
+	for i := range a {
+		ab += float64(a[i]) * float64(b[i])
+		aa += float64(a[i]) * float64(a[i])
+		bb += float64(b[i]) * float64(b[i])
+	}
+	if aa == 0 || bb == 0 {
+		return 0
+	}
+	return ab / math.Sqrt(aa*bb)
+}
+
 // MaxAbsDiff returns the largest absolute element difference (NaN-aware: a
 // NaN anywhere gives +Inf).
 func MaxAbsDiff(a, b []float32) float64 {

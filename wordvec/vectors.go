@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"math"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/textarmor/textarmor/tensor"
 )
 
 // Vectors are trained word vectors.
@@ -57,20 +58,7 @@ func (v *Vectors) Similarity(a, b string) (cos float64, ok bool) {
 	if x == nil || y == nil {
 		return 0, false
 	}
-	return cosine(x, y), true
-}
-
-func cosine(x, y []float32) float64 {
-	var xy, xx, yy float64
-	for i := range x {
-		xy += float64(x[i]) * float64(y[i])
-		xx += float64(x[i]) * float64(x[i])
-		yy += float64(y[i]) * float64(y[i])
-	}
-	if xx == 0 || yy == 0 {
-		return 0
-	}
-	return xy / math.Sqrt(xx*yy)
+	return tensor.Cosine(x, y), true
 }
 
 // Neighbor is a word and its cosine similarity to a query.
@@ -95,7 +83,7 @@ func (v *Vectors) Nearest(word string, k int) []Neighbor {
 	all := make([]cand, 0, len(v.Words)-1)
 	for i := range v.Words {
 		if i != q {
-			all = append(all, cand{i, cosine(x, v.Data[i*v.Dim:(i+1)*v.Dim])})
+			all = append(all, cand{i, tensor.Cosine(x, v.Data[i*v.Dim:(i+1)*v.Dim])})
 		}
 	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].cos > all[b].cos })
