@@ -307,20 +307,10 @@ func (s *State) Query(seqs [][]int32) ([]Scored, error) {
 
 func (s *State) score(seq []int32, p []float32) Scored {
 	g := s.attack.Goal
-	pred := argmax(p)
+	pred := nn.Argmax(p)
 	sc := Scored{Seq: seq, Probs: p, Pred: pred, Score: g.Score(p, s.Label)}
 	sc.Achieved = g.Achieved(p, s.Label) && s.finalOK(seq)
 	return sc
-}
-
-func argmax(p []float32) int {
-	b := 0
-	for i, v := range p {
-		if v > p[b] {
-			b = i
-		}
-	}
-	return b
 }
 
 // finalOK checks the constraints that also bound the final result (the

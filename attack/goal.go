@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/nn"
 )
 
 // Goal decides success and scores candidates (higher = closer to success).
@@ -24,7 +25,7 @@ func (Untargeted) Name() string { return "untargeted-classification" }
 func (Untargeted) Score(p []float32, y int) float64 { return 1 - float64(p[y]) }
 
 // Achieved implements Goal.
-func (Untargeted) Achieved(p []float32, y int) bool { return argmax(p) != y }
+func (Untargeted) Achieved(p []float32, y int) bool { return nn.Argmax(p) != y }
 
 // Targeted succeeds when the predicted class is Class; its score is
 // p_Class.
@@ -42,7 +43,7 @@ func (g Targeted) Score(p []float32, _ int) float64 {
 }
 
 // Achieved implements Goal.
-func (g Targeted) Achieved(p []float32, y int) bool { return argmax(p) == g.Class && g.Class != y }
+func (g Targeted) Achieved(p []float32, y int) bool { return nn.Argmax(p) == g.Class && g.Class != y }
 
 // HardLabel is an untargeted goal that sees only the predicted label: its
 // score is 1 when the label differs and 0 otherwise, so a search gets no
@@ -54,14 +55,14 @@ func (HardLabel) Name() string { return "hard-label-untargeted" }
 
 // Score implements Goal.
 func (HardLabel) Score(p []float32, y int) float64 {
-	if argmax(p) != y {
+	if nn.Argmax(p) != y {
 		return 1
 	}
 	return 0
 }
 
 // Achieved implements Goal.
-func (HardLabel) Achieved(p []float32, y int) bool { return argmax(p) != y }
+func (HardLabel) Achieved(p []float32, y int) bool { return nn.Argmax(p) != y }
 
 // Transformation proposes substitutes for word i of words.
 type Transformation interface {

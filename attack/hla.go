@@ -241,16 +241,7 @@ func (h HLA) evolve(s *State, best Scored) Scored {
 		prob := softmax(sims, 1)
 		children := make([][]int32, P)
 		for c := range children {
-			p1, p2 := pop[sample(s, prob)].Seq, pop[sample(s, prob)].Seq
-			child := make([]int32, len(p1))
-			for i := range child {
-				if s.Rng.Float64() < 0.5 {
-					child[i] = p1[i]
-				} else {
-					child[i] = p2[i]
-				}
-			}
-			children[c] = child
+			children[c] = crossover(s, pop, prob)
 		}
 		res, err := s.Query(children)
 		var next []Scored

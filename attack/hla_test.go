@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -45,7 +46,7 @@ type labelsOnly struct{ v Victim }
 func (l labelsOnly) Predict(seqs [][]int32) [][]float32 {
 	out := l.v.Predict(seqs)
 	for _, p := range out {
-		b := argmax(p)
+		b := nn.Argmax(p)
 		for j := range p {
 			p[j] = 0
 		}

@@ -336,21 +336,27 @@ func (g Genetic) Search(s *State) Scored {
 		prob := softmax(fit, g.Temp)
 		children := make([][]int32, 0, P-1)
 		for c := 1; c < P; c++ {
-			p1, p2 := pop[sample(s, prob)].Seq, pop[sample(s, prob)].Seq
-			child := make([]int32, len(p1))
-			for i := range child {
-				if s.Rng.Float64() < 0.5 {
-					child[i] = p1[i]
-				} else {
-					child[i] = p2[i]
-				}
-			}
-			children = append(children, child)
+			children = append(children, crossover(s, pop, prob))
 		}
 		var next []Scored
 		next, err = perturbAll(s, children, g.MaxSynonyms)
 		pop = append([]Scored{best}, next...)
 	}
+}
+
+// crossover samples two parents from pop with probabilities prob and takes
+// each position from either with probability 1/2 (uniform crossover).
+func crossover(s *State, pop []Scored, prob []float64) []int32 {
+	p1, p2 := pop[sample(s, prob)].Seq, pop[sample(s, prob)].Seq
+	child := make([]int32, len(p1))
+	for i := range child {
+		if s.Rng.Float64() < 0.5 {
+			child[i] = p1[i]
+		} else {
+			child[i] = p2[i]
+		}
+	}
+	return child
 }
 
 // PSO is Zang et al.'s (2020) particle swarm search as FTML §9 states it:
