@@ -235,7 +235,7 @@ func ParseConstraint(s string, r Resources) (pre PreConstraint, post PostConstra
 		if r.Tagger == nil {
 			err = fmt.Errorf("constraint pos needs WordNet (--wordnet) for its tagger")
 		}
-		post = PartOfSpeech{Tagger: r.Tagger, AllowNounVerb: true}
+		post = posConstraint(r.Tagger, true) // as textfooler uses it
 	case "use":
 		th := sp.float("min", 0.840845057, &err)
 		w := sp.int("window", 15, &err)

@@ -240,21 +240,29 @@ func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.W
 // extraNeeds says which optional resources an attack uses besides word
 // vectors: nearest-neighbour substitutes from them, the POS tagger, and the
 // similarity of HLA (the model's embedding table when no vectors are given).
-type extraNeeds struct{ nearest, tagger, hla bool }
+// oov says that substitutes outside the model vocabulary may reach it (as
+// UNK: every protocol but ftml), so the vector tables must cover them too.
+type extraNeeds struct{ nearest, tagger, hla, oov bool }
 
 // recipeNeeds are a recipe's extras under a protocol.
 func recipeNeeds(recipe, protocol string) extraNeeds {
-	return extraNeeds{nearest: usesNearest(recipe, protocol), tagger: recipe == "textfooler", hla: recipe == "hla"}
+	return extraNeeds{nearest: usesNearest(recipe, protocol), tagger: recipe == "textfooler", hla: recipe == "hla",
+		oov: protocol != attack.ProtocolFTML}
 }
 
 // attackExtras adds the optional resources: word vectors (embedding distance,
 // the mean-vector stand-in for USE and, when need.nearest, the
-// nearest-neighbour substitutes), the model's embedding table as the HLA
-// similarity when no vectors are given, and the WordNet lexicon POS tagger.
+// nearest-neighbour substitutes, over the model vocabulary and, when
+// need.oov, the first nf.vocab other words of the file), the model's
+// embedding table as the HLA similarity when no vectors are given, and the
+// WordNet lexicon POS tagger.
 func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPath, wnDir string, nf nearestFlags, cacheDir string, stderr io.Writer) error {
 	if vecPath != "" {
 		v := m.Vocab
-		if need.nearest {
+		if need.oov {
+			// Substitutes the model lacks (TextAttack's candidates from the
+			// whole vectors file, or neighbour-set words) need vectors for
+			// the embedding-distance and sentence-similarity checks.
 			var err error
 			if v, err = withVectorWords(m.Vocab, vecPath, nf.vocab); err != nil {
 				return fmt.Errorf("--vectors: %w", err)

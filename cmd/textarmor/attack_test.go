@@ -129,6 +129,32 @@ func TestAttackFromParts(t *testing.T) {
 		t.Errorf("recipe %v, want pwws+parts", rep["recipe"])
 	}
 
+	// The recipe rebuilt from its own parts gives the same results.
+	vec := filepath.Join(dir, "vec.txt")
+	writeVectors(t, vec)
+	code, rep, stderr = run("--recipe", "textfooler", "--vectors", vec)
+	if code != 0 {
+		t.Fatalf("textfooler: exit %d: %s", code, stderr)
+	}
+	rebuilt := []string{"--recipe", "textfooler", "--vectors", vec, "--no-recipe-constraints", "--constraint", "repeat",
+		"--constraint", "stopwords:list=textfooler", "--constraint", "embedding:max=0.5"}
+	if strings.Contains(rep["description"].(string), "part-of-speech") { // WordNet is installed
+		rebuilt = append(rebuilt, "--constraint", "pos")
+	}
+	code, rep2, stderr := run(append(rebuilt, "--constraint", "use")...)
+	if code != 0 {
+		t.Fatalf("textfooler from parts: exit %d: %s", code, stderr)
+	}
+	parts := func(r map[string]any) string { d := r["description"].(string); return d[strings.Index(d, "["):] }
+	if parts(rep) != parts(rep2) {
+		t.Errorf("rebuilt attack differs:\n %s\n %s", parts(rep), parts(rep2))
+	}
+	for _, k := range []string{"successful", "failed", "skipped", "avg_queries", "avg_perturbed_word_pct"} {
+		if rep[k] != rep2[k] {
+			t.Errorf("%s: recipe %v, rebuilt from parts %v", k, rep[k], rep2[k])
+		}
+	}
+
 	// The gradient order runs on a real model's input gradients.
 	code, rep, stderr = run("--recipe", "pwws", "--protocol", "ftml", "--search", "greedy:order=gradient")
 	if code != 0 || rep["successful"].(float64) == 0 || !strings.Contains(rep["description"].(string), "greedy-wir(gradient)") {

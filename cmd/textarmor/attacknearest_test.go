@@ -7,6 +7,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -17,7 +18,8 @@ import (
 
 // writeVectors writes GloVe-style text vectors for the generated task: the
 // words of a synonym group lie close to the group's own random direction,
-// the neutral words are random.
+// the neutral words are random. Each group also has a word the task never
+// uses ("<first word>ish"), a substitute outside the model vocabulary.
 func writeVectors(t testing.TB, path string) {
 	t.Helper()
 	const dim = 12
@@ -41,7 +43,7 @@ func writeVectors(t testing.TB, path string) {
 	for _, groups := range [][][]string{lex.Positive, lex.Negative} {
 		for _, g := range groups {
 			base := randVec()
-			for _, w := range g {
+			for _, w := range append(slices.Clone(g), g[0]+"ish") {
 				v := randVec()
 				for i := range v {
 					v[i] = base[i] + 0.2*v[i]

@@ -107,7 +107,8 @@ func partsUseLM(p attack.Parts) bool {
 func partResources(p attack.Parts, protocol string, m *model.Model, in attackInputs, stderr io.Writer) (attack.Resources, error) {
 	res := attack.Resources{QueryBudget: in.budget}
 	need := extraNeeds{nearest: partName(p.Transformation) == "nearest", hla: partName(p.Search) == "hla",
-		tagger: slices.ContainsFunc(p.Constraints, func(c string) bool { return partName(c) == "pos" })}
+		tagger: slices.ContainsFunc(p.Constraints, func(c string) bool { return partName(c) == "pos" }),
+		oov:    protocol != attack.ProtocolFTML}
 	if err := attackExtras(&res, need, m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
 		return res, err
 	}
