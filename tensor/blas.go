@@ -68,6 +68,28 @@ func GetBackend(name string) Backend {
 	return backends[name]
 }
 
+// threaded is a backend with its own thread pool (OpenBLAS).
+type threaded interface {
+	Threads() int
+	SetThreads(n int)
+}
+
+// SetBLASThreads sets the thread count of the active backend's own pool and
+// returns the previous count; backends without one (gonum, which runs each
+// call on the calling goroutine's side) return 1 and ignore it. Callers that
+// already run GEMMs from several goroutines (attack workers) set 1: a
+// multi-threaded BLAS inside each of them oversubscribes the cores, and
+// OpenBLAS's idle threads spin.
+func SetBLASThreads(n int) (prev int) {
+	t, ok := active.(threaded)
+	if !ok {
+		return 1
+	}
+	prev = t.Threads()
+	t.SetThreads(n)
+	return prev
+}
+
 // BackendName names the backend in use.
 func BackendName() string { return active.Name() }
 

@@ -172,3 +172,13 @@ func TestCosine(t *testing.T) {
 		}
 	}
 }
+
+func TestSetBLASThreads(t *testing.T) {
+	prev := SetBLASThreads(1)
+	if prev < 1 {
+		t.Fatalf("previous thread count %d", prev)
+	}
+	if got := SetBLASThreads(prev); got != 1 {
+		t.Errorf("after SetBLASThreads(1) the backend reports %d threads", got)
+	}
+}

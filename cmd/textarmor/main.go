@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"sort"
 	"strings"
 )
@@ -45,6 +46,22 @@ func commands() []command {
 type usageError struct{ error }
 
 func main() {
+	// TEXTARMOR_CPUPROFILE=FILE writes a Go CPU profile of the run (go tool
+	// pprof), for finding where an attack or a training spends its time.
+	if path := os.Getenv("TEXTARMOR_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "textarmor: TEXTARMOR_CPUPROFILE: %v\n", err)
+			os.Exit(1)
+		}
+		code := run(os.Args[1:], os.Stdout, os.Stderr)
+		pprof.StopCPUProfile()
+		f.Close()
+		os.Exit(code)
+	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
