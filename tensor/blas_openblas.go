@@ -30,7 +30,7 @@ func (openblasBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a 
 		(*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
 }
 
-func (openblasBackend) Threads() int      { return int(C.openblas_get_num_threads()) }
+func (openblasBackend) Threads() int     { return int(C.openblas_get_num_threads()) }
 func (openblasBackend) SetThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
 
 func init() { Register(openblasBackend{}, true) }
