@@ -62,3 +62,107 @@ func tanh32(x float32) float32 {
 	}
 	return t
 }
+
+// expVec replaces each x[i] by expf(x[i]): the same arithmetic in one
+// loop, so that calls do not serialise the LSTM gates.
+func expVec(x []float32) {
+	const (
+		log2e = 1.44269504088896341
+		ln2hi = 0.693359375
+		ln2lo = -2.12194440e-4
+	)
+	for i, v := range x {
+		switch {
+		case v > 88.3762626647949:
+			x[i] = float32(math.Inf(1))
+			continue
+		case v < -87.3365478515625:
+			x[i] = 0
+			continue
+		}
+		n := float32(math.Floor(float64(v*log2e + 0.5)))
+		r := v - n*ln2hi - n*ln2lo
+		p := float32(1.9875691500e-4)
+		p = p*r + 1.3981999507e-3
+		p = p*r + 8.3334519073e-3
+		p = p*r + 4.1665795894e-2
+		p = p*r + 1.6666665459e-1
+		p = p*r + 5.0000001201e-1
+		y := p*r*r + r + 1
+		x[i] = y * math.Float32frombits(uint32(int32(n)+127)<<23)
+	}
+}
+
+// sigmoidFromExp is sigmoid32(x) given e = expf(−|x|).
+func sigmoidFromExp(x, e float32) float32 {
+	if x >= 0 {
+		return 1 / (1 + e)
+	}
+	return e / (1 + e)
+}
+
+// tanhFromExp is tanh32(x) given e = expf(2|x|).
+func tanhFromExp(x, e float32) float32 {
+	ax := x
+	if ax < 0 {
+		ax = -ax
+	}
+	if ax < 0.0625 {
+		x2 := x * x
+		return x * (1 + x2*(-1.0/3+x2*(2.0/15+x2*(-17.0/315))))
+	}
+	if ax > 9 {
+		if x > 0 {
+			return 1
+		}
+		return -1
+	}
+	t := 1 - 2/(e+1)
+	if x < 0 {
+		return -t
+	}
+	return t
+}
+
+// LSTMStep applies one LSTM cell to a row: z holds the 4H pre-activations
+// (blocks i, f, g, o) and becomes the gates σ(i), σ(f), tanh(g), σ(o); the
+// state advances as c ← f·c + i·g, h ← o·tanh(c). tmp is scratch of at
+// least 4H values. The results equal sigmoid32/tanh32 element by element;
+// the exponentials run in one loop (a BiLSTM GA attack took about 10 % less
+// CPU than with one call per element).
+// Both the taped LSTM and the incremental scorer use it, so they agree.
+func LSTMStep(z, c, h, tmp []float32) {
+	n := len(h)
+	e := tmp[:4*n]
+	for j, v := range z[:4*n] {
+		if v < 0 {
+			v = -v
+		}
+		if j >= 2*n && j < 3*n {
+			e[j] = 2 * v // tanh: expf(2|x|)
+		} else {
+			e[j] = -v // sigmoid: expf(−|x|)
+		}
+	}
+	expVec(e)
+	for j, v := range z[:4*n] {
+		if j >= 2*n && j < 3*n {
+			z[j] = tanhFromExp(v, e[j])
+		} else {
+			z[j] = sigmoidFromExp(v, e[j])
+		}
+	}
+	ec := tmp[:n]
+	for k := range n {
+		cv := z[n+k]*c[k] + z[k]*z[2*n+k]
+		c[k] = cv
+		if cv < 0 {
+			cv = -cv
+		}
+		ec[k] = 2 * cv
+	}
+	expVec(ec)
+	for k := range n {
+		h[k] = z[3*n+k] * tanhFromExp(c[k], ec[k])
+	}
+}

@@ -2,6 +2,7 @@ package ag
 
 import (
 	"math"
+	"math/rand"
 	"testing"
 )
 
@@ -47,4 +48,43 @@ func BenchmarkMathExp(b *testing.B) {
 		s += float32(math.Exp(float64(float32(i%64) * 0.1)))
 	}
 	_ = s
+}
+
+// LSTMStep is the scalar cell, bit for bit, on every range the activations
+// branch on.
+func TestLSTMStepMatchesScalarCell(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	const n = 37
+	for trial := 0; trial < 200; trial++ {
+		scale := []float32{0.01, 0.1, 1, 5, 30, 100}[trial%6]
+		z := make([]float32, 4*n)
+		c := make([]float32, n)
+		for i := range z {
+			z[i] = scale * float32(rng.NormFloat64())
+		}
+		for i := range c {
+			c[i] = scale * float32(rng.NormFloat64())
+		}
+		wantC, wantH := make([]float32, n), make([]float32, n)
+		wantZ := make([]float32, 4*n)
+		for k := 0; k < n; k++ {
+			ig, fg := sigmoid32(z[k]), sigmoid32(z[n+k])
+			gg, og := tanh32(z[2*n+k]), sigmoid32(z[3*n+k])
+			wantZ[k], wantZ[n+k], wantZ[2*n+k], wantZ[3*n+k] = ig, fg, gg, og
+			wantC[k] = fg*c[k] + ig*gg
+			wantH[k] = og * tanh32(wantC[k])
+		}
+		h := make([]float32, n)
+		LSTMStep(z, c, h, make([]float32, 4*n))
+		for k := range wantZ {
+			if z[k] != wantZ[k] {
+				t.Fatalf("scale %g: gate %d = %v, scalar %v", scale, k, z[k], wantZ[k])
+			}
+		}
+		for k := range h {
+			if c[k] != wantC[k] || h[k] != wantH[k] {
+				t.Fatalf("scale %g: unit %d: c %v h %v, scalar c %v h %v", scale, k, c[k], h[k], wantC[k], wantH[k])
+			}
+		}
+	}
 }

@@ -46,6 +46,7 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 		}
 		tensor.Gemm(false, false, b, g4, h, 1, hState, h, wh.Data(), g4, 0, rec, g4)
 		tensor.ParallelFor(b, g4*8, func(lo, hi int) {
+			tmp := make([]float32, g4)
 			for i := lo; i < hi; i++ {
 				if ti >= n(i) {
 					continue
@@ -56,19 +57,12 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 				hp, cp := hState[i*h:(i+1)*h], cState[i*h:(i+1)*h]
 				copy(hPrevAll[row*h:(row+1)*h], hp)
 				copy(cPrevAll[row*h:(row+1)*h], cp)
-				for k := 0; k < h; k++ {
-					ig := sigmoid32(gr[k] + rr[k] + bs[k])
-					fg := sigmoid32(gr[h+k] + rr[h+k] + bs[h+k])
-					gg := tanh32(gr[2*h+k] + rr[2*h+k] + bs[2*h+k])
-					og := sigmoid32(gr[3*h+k] + rr[3*h+k] + bs[3*h+k])
-					gr[k], gr[h+k], gr[2*h+k], gr[3*h+k] = ig, fg, gg, og
-					c := fg*cp[k] + ig*gg
-					cp[k] = c
-					cells[row*h+k] = c
-					hv := og * tanh32(c)
-					hp[k] = hv
-					out.Data[row*h+k] = hv
+				for k := range gr {
+					gr[k] = gr[k] + rr[k] + bs[k] // this order, as the incremental path adds them
 				}
+				LSTMStep(gr, cp, hp, tmp) // gr becomes the gates, kept for backward
+				copy(cells[row*h:(row+1)*h], cp)
+				copy(out.Data[row*h:(row+1)*h], hp)
 			}
 		})
 	}

@@ -246,14 +246,14 @@ func (dc *dirCache) setBase(x []float32, n, d int, r *RNN) {
 	tensor.Gemm(false, false, n, g4, d, 1, x, d, dc.l.Wx.Value.Data, g4, 0, dc.gx, g4)
 	dc.h, dc.c = make([]float32, n*h), make([]float32, n*h)
 	hs, cs := make([]float32, h), make([]float32, h)
-	rec := make([]float32, g4)
+	rec, tmp := make([]float32, g4), make([]float32, g4)
 	for s := 0; s < n; s++ {
 		t := s
 		if dc.backward {
 			t = n - 1 - s
 		}
 		tensor.Gemm(false, false, 1, g4, h, 1, hs, h, dc.l.Wh.Value.Data, g4, 0, rec, g4)
-		lstmCell(dc.gx[t*g4:(t+1)*g4], rec, dc.l.B.Value.Data, hs, cs)
+		lstmCell(dc.gx[t*g4:(t+1)*g4], rec, dc.l.B.Value.Data, hs, cs, tmp)
 		copy(dc.h[t*h:(t+1)*h], hs)
 		copy(dc.c[t*h:(t+1)*h], cs)
 	}
@@ -292,17 +292,11 @@ func poolStep(r *RNN, acc, v float32) float32 {
 
 // lstmCell applies one step: gates = gx + rec + bias (order i, f, g, o);
 // updates h and c in place.
-func lstmCell(gx, rec, bias, h, c []float32) {
-	n := len(h)
-	for k := 0; k < n; k++ {
-		ig := ag.FastSigmoid(gx[k] + rec[k] + bias[k])
-		fg := ag.FastSigmoid(gx[n+k] + rec[n+k] + bias[n+k])
-		gg := ag.FastTanh(gx[2*n+k] + rec[2*n+k] + bias[2*n+k])
-		og := ag.FastSigmoid(gx[3*n+k] + rec[3*n+k] + bias[3*n+k])
-		cv := fg*c[k] + ig*gg
-		c[k] = cv
-		h[k] = og * ag.FastTanh(cv)
+func lstmCell(gx, rec, bias, h, c, tmp []float32) {
+	for j := range rec {
+		rec[j] = gx[j] + rec[j] + bias[j] // the order ag.LSTM adds them in
 	}
+	ag.LSTMStep(rec, c, h, tmp)
 }
 
 // rnnFeatures writes the pooled sentence features [len(edits), OutDim] of
@@ -351,7 +345,7 @@ func (inc *Incremental) rnnFeatures(feat []float32, edits [][]Swap) {
 			}
 			copy(acc[r*h:(r+1)*h], dc.pool[pool*h:(pool+1)*h])
 		}
-		rec := make([]float32, N*g4)
+		rec, tmp := make([]float32, N*g4), make([]float32, g4)
 		bias := dc.l.B.Value.Data
 		wh := dc.l.Wh.Value.Data
 		first, step, end := start[order[0]], 1, n
@@ -373,7 +367,7 @@ func (inc *Incremental) rnnFeatures(feat []float32, edits [][]Swap) {
 					}
 				}
 				hr := hs[r*h : (r+1)*h]
-				lstmCell(gx, rec[r*g4:(r+1)*g4], bias, hr, cs[r*h:(r+1)*h])
+				lstmCell(gx, rec[r*g4:(r+1)*g4], bias, hr, cs[r*h:(r+1)*h], tmp)
 				ar := acc[r*h : (r+1)*h]
 				for k, v := range hr {
 					ar[k] = poolStep(inc.rnn, ar[k], v)
