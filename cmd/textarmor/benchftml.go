@@ -128,7 +128,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&tb.dataDir, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
 	fs.StringVar(&tb.arch, "model", "cnn", "architecture: cnn or bilstm (the LSTM columns)")
 	fs.StringVar(&tb.out, "out", "ftml-table", "output folder: models, one result file per cell, table.md, table.json (rerun to resume)")
-	fs.BoolVar(&tb.quick, "quick", false, "smoke run (about 15 minutes on 2 cores): 2,000 training reviews, 1-8 epochs at batch 16, 50 attacked examples with halved GA/PSO/HLA budgets, clean accuracy on 1,000 test examples")
+	fs.BoolVar(&tb.quick, "quick", false, "smoke run (about 18 minutes on 2 cores): 2,000 training reviews, 1-8 epochs at batch 16, 50 attacked examples with halved GA/PSO/HLA budgets, clean accuracy on 1,000 test examples")
 	fs.StringVar(&defList, "defenses", "standard,ftml,sem,ascc,atfl,ibp", "defenses (rows)")
 	fs.StringVar(&atkList, "attacks", strings.Join(tableAttackOrder, ","), "attack recipes (columns), run with --protocol ftml")
 	fs.IntVar(&tb.n, "n", 0, "attacked test examples, a seeded permutation's first n (default 1000; quick 50)")
