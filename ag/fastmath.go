@@ -32,35 +32,24 @@ func expf(x float32) float32 {
 }
 
 func sigmoid32(x float32) float32 {
-	if x >= 0 {
-		return 1 / (1 + expf(-x))
+	ax := x
+	if ax > 0 {
+		ax = -ax
 	}
-	e := expf(x)
-	return e / (1 + e)
+	return sigmoidFromExp(x, expf(ax))
 }
 
 // tanh32 uses tanh(x) = 1 − 2/(e^{2x}+1), and the odd Taylor series near 0
-// where that form would cancel.
+// where that form would cancel (tanhFromExp).
 func tanh32(x float32) float32 {
 	ax := x
 	if ax < 0 {
 		ax = -ax
 	}
-	if ax < 0.0625 {
-		x2 := x * x
-		return x * (1 + x2*(-1.0/3+x2*(2.0/15+x2*(-17.0/315))))
+	if ax < 0.0625 || ax > 9 {
+		return tanhFromExp(x, 0) // the exponential is not used there
 	}
-	if ax > 9 {
-		if x > 0 {
-			return 1
-		}
-		return -1
-	}
-	t := 1 - 2/(expf(2*ax)+1)
-	if x < 0 {
-		return -t
-	}
-	return t
+	return tanhFromExp(x, expf(2*ax))
 }
 
 // expVec replaces each x[i] by expf(x[i]): the same arithmetic in one
