@@ -143,3 +143,25 @@ func TestBenchFTMLTable(t *testing.T) {
 		t.Errorf("loader called %d times", loads)
 	}
 }
+
+// The quick recipes keep every defense's own flags and cut the costly
+// inner loops.
+func TestQuickRecipes(t *testing.T) {
+	for _, r := range ftmlRecipes() {
+		q := quickRecipe(r)
+		if q.Defense != r.Defense || q.Epochs < 1 || q.Epochs > 8 {
+			t.Errorf("%s: quick %d epochs, full %d", r.Defense, q.Epochs, r.Epochs)
+		}
+		args := strings.Join(q.Args, " ")
+		if !strings.Contains(args, "--batch 16") {
+			t.Errorf("%s: quick args %q lack --batch 16", r.Defense, args)
+		}
+		if strings.Contains(args, "--lr-decay-epochs") {
+			t.Errorf("%s: quick args %q keep the full-run decay", r.Defense, args)
+		}
+		want := map[string]string{"ascc": "--ascc-steps 5", "atfl": "--atfl-steps 5", "ibp": "--ibp-ramp-epochs 1"}[r.Defense]
+		if want != "" && !strings.Contains(args, want) {
+			t.Errorf("%s: quick args %q lack %q", r.Defense, args, want)
+		}
+	}
+}

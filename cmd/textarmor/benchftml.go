@@ -55,10 +55,10 @@ func ftmlRecipes() []tableRecipe {
 
 // quickRecipe shrinks a recipe for --quick: a few epochs at batch 16 (on
 // 2,000 reviews, batch 64 leaves too few updates for any model to leave
-// chance), and the costly inner loops (ATFL's substitutions, IBP's ramp)
-// cut to fit the budget.
+// chance), and the costly inner loops (ATFL's substitutions, IBP's ramp,
+// ASCC's maximisation) cut to fit the 15-minute budget.
 func quickRecipe(r tableRecipe) tableRecipe {
-	epochs := map[string]int{"standard": 4, "ftml": 8, "sem": 4, "ascc": 2, "atfl": 1, "ibp": 1}
+	epochs := map[string]int{"standard": 3, "ftml": 7, "sem": 3, "ascc": 2, "atfl": 1, "ibp": 1}
 	q := tableRecipe{Defense: r.Defense, Epochs: epochs[r.Defense]}
 	for i := 0; i < len(r.Args); i += 2 {
 		switch r.Args[i] {
@@ -69,6 +69,9 @@ func quickRecipe(r tableRecipe) tableRecipe {
 			q.Args = append(q.Args, r.Args[i], "5")
 		case "--batch":
 			q.Args = append(q.Args, r.Args[i], "16")
+			if r.Defense == "ascc" {
+				q.Args = append(q.Args, "--ascc-steps", "5")
+			}
 		default:
 			q.Args = append(q.Args, r.Args[i], r.Args[i+1])
 		}
@@ -128,10 +131,10 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&tb.dataDir, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
 	fs.StringVar(&tb.arch, "model", "cnn", "architecture: cnn or bilstm (the LSTM columns)")
 	fs.StringVar(&tb.out, "out", "ftml-table", "output folder: models, one result file per cell, table.md, table.json (rerun to resume)")
-	fs.BoolVar(&tb.quick, "quick", false, "smoke run (about 18 minutes on 2 cores): 2,000 training reviews, 1-8 epochs at batch 16, 50 attacked examples with halved GA/PSO/HLA budgets, clean accuracy on 1,000 test examples")
+	fs.BoolVar(&tb.quick, "quick", false, "smoke run (under 15 minutes on 2 cores): 2,000 training reviews, 1-7 epochs at batch 16, 40 attacked examples with halved GA/PSO/HLA budgets, clean accuracy on 1,000 test examples")
 	fs.StringVar(&defList, "defenses", "standard,ftml,sem,ascc,atfl,ibp", "defenses (rows)")
 	fs.StringVar(&atkList, "attacks", strings.Join(tableAttackOrder, ","), "attack recipes (columns), run with --protocol ftml")
-	fs.IntVar(&tb.n, "n", 0, "attacked test examples, a seeded permutation's first n (default 1000; quick 50)")
+	fs.IntVar(&tb.n, "n", 0, "attacked test examples, a seeded permutation's first n (default 1000; quick 40)")
 	fs.IntVar(&tb.trainN, "train-n", -1, "train on a seeded subset of this many examples (0 = all; default all, quick 2000)")
 	fs.IntVar(&tb.cleanN, "clean-n", -1, "clean accuracy on the first n of the test permutation (0 = the whole test set; default all, quick 1000)")
 	fs.Int64Var(&tb.seed, "seed", 0, "seed of the attack sample (spec: 0) and of the attacks")
@@ -158,7 +161,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		}
 		return full
 	}
-	tb.n = pick(tb.n, 1000, 50)
+	tb.n = pick(tb.n, 1000, 40)
 	if tb.n == 0 {
 		tb.n = 1000
 	}
