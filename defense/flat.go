@@ -22,7 +22,10 @@ import (
 // registered original is its own original (a clean pair, L_imp = 0).
 type FLAT struct {
 	Beta, Gamma float64
-	orig        map[string][]int32
+	// Entropy is L_ent's reduction (spec F4); "" is the default, the mean
+	// over real tokens.
+	Entropy nn.EntropyReduction
+	orig    map[string][]int32
 }
 
 // DefaultFLATBeta and DefaultFLATGamma are spec §5's β and γ.
@@ -44,7 +47,8 @@ func (*FLAT) Name() string { return "flat" }
 
 // Info is recorded with the trained model.
 func (f *FLAT) Info() map[string]any {
-	return map[string]any{"beta": f.Beta, "gamma": f.Gamma, "pairs": len(f.orig)}
+	red, _ := nn.ParseEntropyReduction(string(f.Entropy))
+	return map[string]any{"beta": f.Beta, "gamma": f.Gamma, "entropy_reduction": red, "pairs": len(f.orig)}
 }
 
 // Pair is an original text and its adversarial version, as token ids.
@@ -81,7 +85,11 @@ func (f *FLAT) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, er
 	_, s := m.Encode(t, m.ApplyGroupMask(t, mo.X, ids), b.Lengths) // as Forward: a group mask, if any, after the word mask
 	logits := m.Head(t, s)
 	ce := t.CrossEntropy(logits, b.Labels, nil)
-	ent := nn.NegEntropy(t, mo.Phi, b.B, b.L, b.Lengths)
+	red, err := nn.ParseEntropyReduction(string(f.Entropy))
+	if err != nil {
+		return train.Output{}, fmt.Errorf("flat: %w", err)
+	}
+	ent := nn.NegEntropy(t, mo.Phi, b.B, b.L, b.Lengths, red)
 	imp := f.importanceGap(t, m, b, mo.Phi)
 	loss := t.Add(ce, t.Scale(ent, float32(f.Beta)))
 	terms := map[string]float32{"ce": ce.Item(), "neg_entropy": ent.Item()}

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"sort"
@@ -145,26 +146,58 @@ func gumbel(rng *rand.Rand) float64 {
 	return -math.Log(-math.Log(u))
 }
 
-// NegEntropy is FLAT's L_ent: the mean over valid (non-padding) positions
-// of φ·log φ + (1−φ)·log(1−φ), i.e. minus the mean mask entropy. phi is
-// [B·L, 1] as in MaskOut; lengths give each row's real tokens.
-func NegEntropy(t *ag.Tape, phi *ag.Var, b, l int, lengths []int) *ag.Var {
+// EntropyReduction says how FLAT's L_ent combines the per-token terms
+// (spec flat.md F4). β is tuned for the default; retune it with another.
+type EntropyReduction string
+
+const (
+	// EntropyMean averages over the batch's real tokens (the spec's default).
+	EntropyMean EntropyReduction = "mean"
+	// EntropyMeanPadded averages over all B·L positions, padding included
+	// (the reference code).
+	EntropyMeanPadded EntropyReduction = "mean-padded"
+	// EntropySum sums over each text's tokens and averages over the batch
+	// (the paper's H_q(W|x) = Σ_i h(φ_{x_i})).
+	EntropySum EntropyReduction = "sum"
+)
+
+// ParseEntropyReduction accepts "" (the default, mean), mean, mean-padded
+// and sum.
+func ParseEntropyReduction(s string) (EntropyReduction, error) {
+	switch r := EntropyReduction(s); r {
+	case "":
+		return EntropyMean, nil
+	case EntropyMean, EntropyMeanPadded, EntropySum:
+		return r, nil
+	}
+	return "", fmt.Errorf("entropy reduction %q: valid are mean, mean-padded, sum", s)
+}
+
+// NegEntropy is FLAT's L_ent: φ·log φ + (1−φ)·log(1−φ) (minus the mask
+// entropy) combined over the batch as red says. phi is [B·L, 1] as in
+// MaskOut; lengths give each row's real tokens.
+func NegEntropy(t *ag.Tape, phi *ag.Var, b, l int, lengths []int, red EntropyReduction) *ag.Var {
 	const eps = 1e-8
 	w := tensor.New(b*l, 1)
 	valid := 0
 	for i := 0; i < b; i++ {
-		for j := 0; j < min(lengths[i], l); j++ {
+		n := min(lengths[i], l)
+		if red == EntropyMeanPadded {
+			n = l
+		}
+		for j := 0; j < n; j++ {
 			w.Data[i*l+j] = 1
 			valid++
 		}
 	}
-	if valid == 0 {
-		valid = 1
+	denom := max(valid, 1)
+	if red == EntropySum {
+		denom = max(b, 1)
 	}
 	one := t.Const(tensor.From([]float32{1}, 1, 1))
 	q := t.Sub(one, phi)
 	h := t.Add(t.Mul(phi, t.Log(t.AddConst(phi, eps))), t.Mul(q, t.Log(t.AddConst(q, eps))))
-	return t.Scale(t.Sum(t.Mul(h, t.Const(w))), 1/float32(valid))
+	return t.Scale(t.Sum(t.Mul(h, t.Const(w))), 1/float32(denom))
 }
 
 // WordImportance tabulates φ for every vocabulary id (inference only).

@@ -3,6 +3,7 @@ package nn
 import (
 	"math"
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
@@ -93,7 +94,7 @@ func TestMaskGradCheck(t *testing.T) {
 			wm := &WordMask{Hidden: &Linear{W: &ag.Param{Var: in[1]}, B: &ag.Param{Var: in[2]}},
 				Out: &Linear{W: &ag.Param{Var: in[3]}, B: &ag.Param{Var: in[4]}}, Tau: 1}
 			phi := wm.Phi(t, in[0])
-			return t.Add(t.Sum(t.Mul(phi, t.Const(tensor.From([]float32{1, -2, 0.5}, 3, 1)))), NegEntropy(t, phi, 1, 3, []int{2}))
+			return t.Add(t.Sum(t.Mul(phi, t.Const(tensor.From([]float32{1, -2, 0.5}, 3, 1)))), NegEntropy(t, phi, 1, 3, []int{2}, EntropyMean))
 		})
 	if err != nil {
 		t.Fatal(err)
@@ -148,5 +149,36 @@ func TestMaskSavedWithTensors(t *testing.T) {
 	plain, _ := New(cfg, rand.New(rand.NewSource(5)))
 	if plain.Mask != nil || len(plain.Params()) != len(m.Params())-4 {
 		t.Error("an unmasked model has mask parameters")
+	}
+}
+
+// The three reductions of L_ent (spec F4) on two rows of lengths 2 and 1
+// in a batch of length 3: mean over the 3 real tokens, mean over all 6
+// positions, and the per-text sum averaged over the 2 texts; each has the
+// gradient finite differences give.
+func TestNegEntropyReductions(t *testing.T) {
+	phiVals := []float32{0.2, 0.5, 0.9, 0.7, 0.3, 0.6}
+	negH := func(p float64) float64 { return p*math.Log(p) + (1-p)*math.Log(1-p) }
+	real := negH(0.2) + negH(0.5) + negH(0.7)
+	all := real + negH(0.9) + negH(0.3) + negH(0.6)
+	want := map[EntropyReduction]float64{EntropyMean: real / 3, EntropyMeanPadded: all / 6, EntropySum: real / 2}
+	for red, w := range want {
+		tp := ag.NewTape()
+		got := NegEntropy(tp, tp.Const(tensor.From(append([]float32(nil), phiVals...), 6, 1)), 2, 3, []int{2, 1}, red).Item()
+		if math.Abs(float64(got)-w) > 1e-5 {
+			t.Errorf("%s: %v, want %v", red, got, w)
+		}
+		x := tensor.From(append([]float32(nil), phiVals...), 6, 1)
+		if err := ag.GradCheck([]*tensor.Tensor{x}, 1e-3, 1e-2, func(tp *ag.Tape, in []*ag.Var) *ag.Var {
+			return NegEntropy(tp, in[0], 2, 3, []int{2, 1}, red)
+		}); err != nil {
+			t.Errorf("%s: %v", red, err)
+		}
+	}
+	if r, err := ParseEntropyReduction(""); err != nil || r != EntropyMean {
+		t.Errorf(`"" parses to %q, %v`, r, err)
+	}
+	if _, err := ParseEntropyReduction("max"); err == nil || !strings.Contains(err.Error(), "mean-padded") {
+		t.Errorf("bad reduction: %v", err)
 	}
 }

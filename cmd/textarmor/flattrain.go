@@ -27,6 +27,7 @@ const (
 type flatFlags struct {
 	attack                     string
 	beta, gamma                float64
+	entropy                    string
 	rounds, roundEpochs, perRd int
 	workers                    int
 	wordnet, vectors           string
@@ -34,12 +35,13 @@ type flatFlags struct {
 }
 
 // flatOnly are the flags only flat and adv take (beta and gamma: flat only).
-var flatOnly = []string{"attack", "beta", "gamma", "rounds", "round-epochs", "adv-per-round", "attack-workers", "wordnet", "vectors", "keep-rounds"}
+var flatOnly = []string{"attack", "beta", "gamma", "entropy-reduction", "rounds", "round-epochs", "adv-per-round", "attack-workers", "wordnet", "vectors", "keep-rounds"}
 
 func (f *flatFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.attack, "attack", "textfooler", "flat/adv: attack that builds each round's adversarial examples: textfooler or pwws (run with --protocol flat)")
 	fs.Float64Var(&f.beta, "beta", defense.DefaultFLATBeta, "flat: weight β of the mask entropy term")
 	fs.Float64Var(&f.gamma, "gamma", defense.DefaultFLATGamma, "flat: weight γ of the importance-consistency term L_imp")
+	fs.StringVar(&f.entropy, "entropy-reduction", string(nn.EntropyMean), "flat: how L_ent combines tokens: mean (over real tokens, spec), mean-padded (padding included, reference code) or sum (per text, the paper's H); retune --beta with it")
 	fs.IntVar(&f.rounds, "rounds", 4, "flat/adv: attack-and-train rounds after the --epochs clean epochs")
 	fs.IntVar(&f.roundEpochs, "round-epochs", 5, "flat/adv: training epochs per round")
 	fs.IntVar(&f.perRd, "adv-per-round", 0, "flat/adv: training examples attacked per round, drawn without replacement (0 = all; spec: all for SST-2/TREC, 10000 for IMDB/AG)")
@@ -55,7 +57,7 @@ func (f *flatFlags) checkFlag(name, defenseName string) error {
 		if name != n {
 			continue
 		}
-		if (n == "beta" || n == "gamma") && defenseName != "flat" {
+		if (n == "beta" || n == "gamma" || n == "entropy-reduction") && defenseName != "flat" {
 			return usageError{fmt.Errorf("--%s needs --defense flat", name)}
 		}
 		if defenseName != "flat" && defenseName != "adv" {
@@ -106,6 +108,9 @@ func (f *flatFlags) objective(name string) (train.Objective, error) {
 	o, err := defense.NewFLAT(f.beta, f.gamma)
 	if err != nil {
 		return nil, usageError{err}
+	}
+	if o.Entropy, err = nn.ParseEntropyReduction(f.entropy); err != nil {
+		return nil, usageError{fmt.Errorf("--entropy-reduction: %w", err)}
 	}
 	return o, nil
 }

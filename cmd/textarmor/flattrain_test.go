@@ -58,7 +58,7 @@ func TestTrainFLATAndAdv(t *testing.T) {
 		if st, _ := tr["round_stats"].([]any); len(st) != 2 {
 			t.Errorf("%s: round stats %v", def, tr["round_stats"])
 		}
-		if fl, _ := tr["flat"].(map[string]any); def == "flat" && (fl["beta"] != 0.1 || fl["gamma"] != 0.001) {
+		if fl, _ := tr["flat"].(map[string]any); def == "flat" && (fl["beta"] != 0.1 || fl["gamma"] != 0.001 || fl["entropy_reduction"] != "mean") {
 			t.Errorf("flat objective record %v", tr["flat"])
 		}
 	}
@@ -69,6 +69,8 @@ func TestTrainFLATAndAdv(t *testing.T) {
 		{"--defense", "adv", "--gamma", "0.1"},
 		{"--defense", "ftml", "--rounds", "3"},
 		{"--defense", "flat", "--attack", "ga"},
+		{"--defense", "adv", "--entropy-reduction", "sum"},
+		{"--defense", "flat", "--entropy-reduction", "max"},
 	} {
 		args := append([]string{"train", "--train", tr, "--out", filepath.Join(dir, "bad")}, bad...)
 		if code, _, stderr := runCmd(t, args...); code != 2 {
