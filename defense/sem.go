@@ -44,15 +44,41 @@ func SEMEncoding(syn *SynonymTable) []int32 {
 	return code
 }
 
+// SharedCodePairs counts the pairs (w, s), s ∈ S(w), and how many of them
+// map to one code. A substitution within a shared-code pair cannot change
+// an SEM model's input, so shared/pairs bounds what an attack that draws
+// from the same table can do.
+func SharedCodePairs(syn *SynonymTable, code []int32) (shared, pairs int) {
+	for w := text.UnkID + 1; int(w) < syn.Len() && int(w) < len(code); w++ {
+		for _, s := range syn.Of(w) {
+			if int(s) >= len(code) {
+				continue
+			}
+			pairs++
+			if code[s] == code[w] {
+				shared++
+			}
+		}
+	}
+	return shared, pairs
+}
+
 // SEM is standard training on synonym-encoded inputs. The encoding lives in
 // the classifier (nn.Config.IDMap), so it is saved with the model and
 // applied by Forward and Predict at test time, attacks included.
 type SEM struct {
 	Map []int32
+	// shared and pairs are SharedCodePairs of the table the encoding was
+	// built from.
+	shared, pairs int
 }
 
 // NewSEM builds the encoding for syn.
-func NewSEM(syn *SynonymTable) *SEM { return &SEM{Map: SEMEncoding(syn)} }
+func NewSEM(syn *SynonymTable) *SEM {
+	s := &SEM{Map: SEMEncoding(syn)}
+	s.shared, s.pairs = SharedCodePairs(syn, s.Map)
+	return s
+}
 
 // Name implements train.Objective.
 func (s *SEM) Name() string { return "sem" }
@@ -72,7 +98,22 @@ func (s *SEM) Info() map[string]any {
 	for _, c := range s.Map {
 		codes[c] = true
 	}
-	return map[string]any{"codes": len(codes), "vocab": len(s.Map)}
+	info := map[string]any{"codes": len(codes), "vocab": len(s.Map), "synonym_pairs": s.pairs}
+	if s.pairs > 0 {
+		info["synonym_pairs_shared_code"] = float64(s.shared) / float64(s.pairs)
+	}
+	return info
+}
+
+// Summary is one line for the user: codes and the share of synonym pairs
+// the encoding makes indistinguishable.
+func (s *SEM) Summary() string {
+	in := s.Info()
+	line := fmt.Sprintf("sem: %d codes for %d words", in["codes"], in["vocab"])
+	if f, ok := in["synonym_pairs_shared_code"].(float64); ok {
+		line += fmt.Sprintf("; %.1f %% of %d synonym pairs share a code (a swap within such a pair cannot change the input)", 100*f, s.pairs)
+	}
+	return line
 }
 
 // Loss implements train.Objective: cross-entropy through the encoding.

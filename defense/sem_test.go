@@ -16,11 +16,22 @@ func TestSEMEncoding(t *testing.T) {
 	if got, want := SEMEncoding(syn), []int32{0, 1, 2, 2, 2, 5, 6, 6}; !slices.Equal(got, want) {
 		t.Errorf("encoding %v, want %v", got, want)
 	}
+	if sh, n := SharedCodePairs(syn, SEMEncoding(syn)); sh != 6 || n != 6 {
+		t.Errorf("shared-code pairs %d of %d, want 6 of 6", sh, n)
+	}
 	// 4 is uncoded when visited; its nearest coded synonym is 2 (5 comes
 	// later), so 4 and then 5 take code 2.
 	syn = NewSynonymTableIDs([][]int32{nil, nil, nil, nil, {5, 2}, nil})
 	if got, want := SEMEncoding(syn), []int32{0, 1, 2, 3, 2, 2}; !slices.Equal(got, want) {
 		t.Errorf("encoding %v, want %v", got, want)
+	}
+	// The greedy is not a closure: 3 takes its own code and passes it to 4
+	// and then 5, but 2 was coded before and keeps its own, so the pair
+	// (5, 2) is split: 3 of 4 pairs share a code.
+	syn = NewSynonymTableIDs([][]int32{nil, nil, nil, {4}, {5, 3}, {2}})
+	code := SEMEncoding(syn)
+	if sh, n := SharedCodePairs(syn, code); sh != 3 || n != 4 || !slices.Equal(code, []int32{0, 1, 2, 3, 3, 3}) {
+		t.Errorf("encoding %v: shared-code pairs %d of %d, want [0 1 2 3 3 3] and 3 of 4", code, sh, n)
 	}
 }
 

@@ -28,8 +28,12 @@ func TestTrainBaselines(t *testing.T) {
 			out := filepath.Join(dir, c.name)
 			args := append([]string{"train", "--train", tr, "--test", te, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
 				"--epochs", "2", "--batch", "32", "--lr", "0.005", "--out", out, "--quiet", "--synonyms", syn, "--defense", c.name}, c.extra...)
-			if code, _, stderr := runCmd(t, args...); code != 0 {
+			code, _, stderr := runCmd(t, args...)
+			if code != 0 {
 				t.Fatalf("train exit %d: %s", code, stderr)
+			}
+			if c.name == "sem" && !strings.Contains(stderr, "synonym pairs share a code") {
+				t.Errorf("sem does not report its shared-code pairs:\n%s", stderr)
 			}
 			m, err := model.Load(out)
 			if err != nil {
@@ -37,6 +41,9 @@ func TestTrainBaselines(t *testing.T) {
 			}
 			if m.Training["objective"] != c.name {
 				t.Errorf("training record objective %v", m.Training["objective"])
+			}
+			if sem, _ := m.Training["sem"].(map[string]any); c.name == "sem" && (sem["synonym_pairs"] == nil || sem["synonym_pairs_shared_code"] == nil) {
+				t.Errorf("sem training record %v lacks the shared-code pairs", m.Training["sem"])
 			}
 			if (m.Net.Cfg.IDMap != nil) != (c.name == "sem") {
 				t.Errorf("id map present: %v", m.Net.Cfg.IDMap != nil)

@@ -322,6 +322,9 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	if in, ok := obj.(interface{ Info() map[string]any }); ok {
 		opt.Info[obj.Name()] = in.Info()
 	}
+	if sm, ok := obj.(interface{ Summary() string }); ok {
+		fmt.Fprintln(tb.stderr, sm.Summary())
+	}
 	if err := dfl.bl.setupRun(obj, m, sub, opt); err != nil {
 		return nil, err
 	}

@@ -230,6 +230,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if in, ok := obj.(interface{ Info() map[string]any }); ok {
 		opt.Info[obj.Name()] = in.Info()
 	}
+	if sm, ok := obj.(interface{ Summary() string }); ok {
+		fmt.Fprintln(stderr, sm.Summary())
+	}
 	trainEx, devEx := train.Encode(m, ds.Train), train.Encode(m, ds.Dev)
 	var res *train.Result
 	if isRounds(dfl.name) {
