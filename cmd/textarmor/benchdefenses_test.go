@@ -159,7 +159,7 @@ func TestQuickRecipes(t *testing.T) {
 		if strings.Contains(args, "--lr-decay-epochs") {
 			t.Errorf("%s: quick args %q keep the full-run decay", r.Defense, args)
 		}
-		want := map[string]string{"ascc": "--ascc-steps 5", "atfl": "--atfl-steps 5", "ibp": "--ibp-ramp-epochs 1"}[r.Defense]
+		want := map[string]string{"ascc": "--ascc-steps 3", "atfl": "--atfl-steps 5", "ibp": "--ibp-ramp-epochs 1"}[r.Defense]
 		if want != "" && !strings.Contains(args, want) {
 			t.Errorf("%s: quick args %q lack %q", r.Defense, args, want)
 		}

@@ -70,7 +70,7 @@ func quickRecipe(r tableRecipe) tableRecipe {
 		case "--batch":
 			q.Args = append(q.Args, r.Args[i], "16")
 			if r.Defense == "ascc" {
-				q.Args = append(q.Args, "--ascc-steps", "5")
+				q.Args = append(q.Args, "--ascc-steps", "3")
 			}
 		default:
 			q.Args = append(q.Args, r.Args[i], r.Args[i+1])
@@ -131,10 +131,10 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&tb.dataDir, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
 	fs.StringVar(&tb.arch, "model", "cnn", "architecture: cnn or bilstm (the LSTM columns)")
 	fs.StringVar(&tb.out, "out", "ftml-table", "output folder: models, one result file per cell, table.md, table.json (rerun to resume)")
-	fs.BoolVar(&tb.quick, "quick", false, "smoke run (under 15 minutes on 2 cores): 2,000 training reviews, 1-7 epochs at batch 16, 40 attacked examples with halved GA/PSO/HLA budgets, clean accuracy on 1,000 test examples")
+	fs.BoolVar(&tb.quick, "quick", false, "smoke run (under 15 minutes on 2 cores): 2,000 training reviews, 1-7 epochs at batch 16, 30 attacked examples with halved GA/PSO/HLA budgets, clean accuracy on 1,000 test examples")
 	fs.StringVar(&defList, "defenses", "standard,ftml,sem,ascc,atfl,ibp", "defenses (rows)")
 	fs.StringVar(&atkList, "attacks", strings.Join(tableAttackOrder, ","), "attack recipes (columns), run with --protocol ftml")
-	fs.IntVar(&tb.n, "n", 0, "attacked test examples, a seeded permutation's first n (default 1000; quick 40)")
+	fs.IntVar(&tb.n, "n", 0, "attacked test examples, a seeded permutation's first n (default 1000; quick 30)")
 	fs.IntVar(&tb.trainN, "train-n", -1, "train on a seeded subset of this many examples (0 = all; default all, quick 2000)")
 	fs.IntVar(&tb.cleanN, "clean-n", -1, "clean accuracy on the first n of the test permutation (0 = the whole test set; default all, quick 1000)")
 	fs.Int64Var(&tb.seed, "seed", 0, "seed of the attack sample (spec: 0) and of the attacks")
@@ -161,7 +161,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		}
 		return full
 	}
-	tb.n = pick(tb.n, 1000, 40)
+	tb.n = pick(tb.n, 1000, 30)
 	if tb.n == 0 {
 		tb.n = 1000
 	}
