@@ -69,12 +69,13 @@ func quickRecipe(r tableRecipe) tableRecipe {
 			q.Args = append(q.Args, r.Args[i], "5")
 		case "--batch":
 			q.Args = append(q.Args, r.Args[i], "16")
-			if r.Defense == "ascc" {
-				q.Args = append(q.Args, "--ascc-steps", "3")
-			}
 		default:
 			q.Args = append(q.Args, r.Args[i], r.Args[i+1])
 		}
+	}
+	// ASCC's full recipe keeps the default 10 inner steps; quick cuts them.
+	if r.Defense == "ascc" {
+		q.Args = append(q.Args, "--ascc-steps", "3")
 	}
 	return q
 }
