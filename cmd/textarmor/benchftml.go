@@ -320,12 +320,7 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	opt.Seed, opt.Out, opt.Resume, opt.Progress = seed, dir, true, tb.stderr
 	opt.LogPath = filepath.Join(tb.out, r.Defense, "train.log.jsonl")
 	opt.Info = map[string]any{"dataset": tb.ds.Name, "arch": cfg.Arch, "defense": obj.Name(), "table_recipe": args, "train_n": len(sub)}
-	if in, ok := obj.(interface{ Info() map[string]any }); ok {
-		opt.Info[obj.Name()] = in.Info()
-	}
-	if sm, ok := obj.(interface{ Summary() string }); ok {
-		fmt.Fprintln(tb.stderr, sm.Summary())
-	}
+	describeObjective(obj, opt.Info, tb.stderr)
 	if err := dfl.bl.setupRun(obj, m, sub, opt); err != nil {
 		return nil, err
 	}

@@ -227,12 +227,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	opt.Info["defense"] = obj.Name()
-	if in, ok := obj.(interface{ Info() map[string]any }); ok {
-		opt.Info[obj.Name()] = in.Info()
-	}
-	if sm, ok := obj.(interface{ Summary() string }); ok {
-		fmt.Fprintln(stderr, sm.Summary())
-	}
+	describeObjective(obj, opt.Info, stderr)
 	trainEx, devEx := train.Encode(m, ds.Train), train.Encode(m, ds.Dev)
 	var res *train.Result
 	if isRounds(dfl.name) {
@@ -409,6 +404,17 @@ func loadNeighborFile(path, dataDir string) (*lexicon.Neighbors, string, error) 
 		return nil, path, err
 	}
 	return n, path, nil
+}
+
+// describeObjective records an objective's settings in the training
+// record (info) and prints its one-line summary, for those that have them.
+func describeObjective(obj train.Objective, info map[string]any, stderr io.Writer) {
+	if in, ok := obj.(interface{ Info() map[string]any }); ok {
+		info[obj.Name()] = in.Info()
+	}
+	if sm, ok := obj.(interface{ Summary() string }); ok {
+		fmt.Fprintln(stderr, sm.Summary())
+	}
 }
 
 // objective builds the chosen training objective for m.
