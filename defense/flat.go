@@ -6,6 +6,7 @@ import (
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )
 
@@ -20,6 +21,8 @@ import (
 // φ(x^a_{b,i})| over the positions where the batch text differs from its
 // original. Originals are registered with SetPairs; a batch row without a
 // registered original is its own original (a clean pair, L_imp = 0).
+// A model without a word mask has φ ≡ 1, the -adv baseline (spec §3.3);
+// it is accepted only with β = γ = 0.
 type FLAT struct {
 	Beta, Gamma float64
 	// Entropy is L_ent's reduction (spec F4); "" is the default, the mean
@@ -77,20 +80,30 @@ func (f *FLAT) SetPairs(ps []Pair) {
 
 // Loss implements train.Objective.
 func (f *FLAT) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, error) {
-	if m.Mask == nil {
-		return train.Output{}, errors.New("flat: the model has no word mask (build it with Config.Mask)")
-	}
 	ids := m.MapIDs(b.IDs)
-	mo := m.Mask.Apply(t, m.Emb, m.Embed(t, b), ids)
-	_, s := m.Encode(t, m.ApplyGroupMask(t, mo.X, ids), b.Lengths) // as Forward: a group mask, if any, after the word mask
+	x := m.Embed(t, b)
+	var phi *ag.Var
+	if m.Mask != nil {
+		mo := m.Mask.Apply(t, m.Emb, x, ids)
+		x, phi = mo.X, mo.Phi
+	} else {
+		// Masks disabled, φ ≡ 1: both regularisers are constants, and FLAT
+		// reduces to the -adv objective (spec §3.3, check 6). Nonzero
+		// weights then mean a model built without its mask by mistake.
+		if f.Beta != 0 || f.Gamma != 0 {
+			return train.Output{}, errors.New("flat: the model has no word mask (build it with Config.Mask); without one (φ ≡ 1) beta and gamma must be 0")
+		}
+		phi = ones(t, b.B*b.L)
+	}
+	_, s := m.Encode(t, m.ApplyGroupMask(t, x, ids), b.Lengths) // as Forward: a group mask, if any, after the word mask
 	logits := m.Head(t, s)
 	ce := t.CrossEntropy(logits, b.Labels, nil)
 	red, err := nn.ParseEntropyReduction(string(f.Entropy))
 	if err != nil {
 		return train.Output{}, fmt.Errorf("flat: %w", err)
 	}
-	ent := nn.NegEntropy(t, mo.Phi, b.B, b.L, b.Lengths, red)
-	imp := f.importanceGap(t, m, b, mo.Phi)
+	ent := nn.NegEntropy(t, phi, b.B, b.L, b.Lengths, red)
+	imp := f.importanceGap(t, m, b, phi)
 	loss := t.Add(ce, t.Scale(ent, float32(f.Beta)))
 	terms := map[string]float32{"ce": ce.Item(), "neg_entropy": ent.Item()}
 	if imp != nil {
@@ -123,9 +136,23 @@ func (f *FLAT) importanceGap(t *ag.Tape, m *nn.Classifier, b *nn.Batch, phi *ag.
 	if len(pos) == 0 {
 		return nil
 	}
-	po := m.Mask.PositionPhi(t, m.Emb, m.MapIDs(origIDs))
+	var po *ag.Var
+	if m.Mask != nil {
+		po = m.Mask.PositionPhi(t, m.Emb, m.MapIDs(origIDs))
+	} else {
+		po = ones(t, len(pos))
+	}
 	gap := t.Sum(t.Abs(t.Sub(po, t.Gather(phi, pos))))
 	return t.Scale(gap, 1/float32(b.B))
+}
+
+// ones is a constant [n, 1] column of ones: φ of a disabled mask.
+func ones(t *ag.Tape, n int) *ag.Var {
+	o := tensor.New(n, 1)
+	for i := range o.Data {
+		o.Data[i] = 1
+	}
+	return t.Const(o)
 }
 
 // ImportanceGap is the mean |φ_w − φ_w'| over the substituted positions of

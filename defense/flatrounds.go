@@ -27,7 +27,7 @@ type RoundsOptions struct {
 	// PerRound is m, the examples attacked per round (0 = all of them).
 	PerRound int
 	// Train is the base training setup; Epochs is ignored and Out is where
-	// the best adversarial-phase model is written.
+	// the best adversarial-phase model is written when the run finishes.
 	Train train.Options
 	Log   io.Writer // one line per round; nil for none
 	// KeepRounds keeps each round's best-dev model as Out+".roundN" (for
@@ -113,6 +113,9 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 	// OUT.rounds.ckpt; with Train.Resume a run continues after the last
 	// completed phase (and train.Run resumes within an interrupted one).
 	ckpt := final + ".rounds.ckpt"
+	// The best round so far waits in OUT.best: a model at OUT means the
+	// whole run finished, so scripts may test for it.
+	bestSoFar := final + ".best"
 	done := -1
 	if opt.Train.Resume {
 		var rc roundsCheckpoint
@@ -131,6 +134,7 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 		}
 	} else {
 		os.RemoveAll(ckpt)
+		os.RemoveAll(bestSoFar)
 	}
 	phaseDone := func(phase int) error {
 		return train.SaveCheckpoint(ckpt, m, opt.Train.Shared, opt.Train.Seed, roundsCheckpoint{Done: phase, Result: res, RoundRuns: res.RoundRuns})
@@ -213,7 +217,7 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 			if err != nil {
 				return nil, err
 			}
-			if err := best.Save(final); err != nil {
+			if err := best.Save(bestSoFar); err != nil {
 				return nil, err
 			}
 			res.BestRound, res.BestDevAcc = round, r.BestDevAcc
@@ -230,6 +234,11 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 	if res.BestRound < 0 { // no rounds: keep the clean-phase model
 		if err := m.Save(final); err != nil {
 			return nil, err
+		}
+	} else {
+		os.RemoveAll(final)
+		if err := os.Rename(bestSoFar, final); err != nil {
+			return nil, fmt.Errorf("rounds: %w", err)
 		}
 	}
 	os.RemoveAll(ckpt)

@@ -127,6 +127,9 @@ func TestAdversarialRoundsResume(t *testing.T) {
 	if _, err := run(newModel(), out, false); err == nil {
 		t.Fatal("the interrupted run did not fail")
 	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("an interrupted run left a model at OUT, where it looks finished: %v", err)
+	}
 	failAt, calls = 0, nil
 	m := newModel()
 	got, err := run(m, out, true)
@@ -149,5 +152,61 @@ func TestAdversarialRoundsResume(t *testing.T) {
 	}
 	if _, err := os.Stat(out + ".rounds.ckpt"); !os.IsNotExist(err) {
 		t.Fatalf("checkpoint left after a finished run: %v", err)
+	}
+}
+
+// Spec check 6: with the masks disabled (φ ≡ 1) and β = γ = 0, the FLAT
+// code path trains exactly the parameters of the -adv path (plain
+// cross-entropy through the same rounds) from the same seed.
+func TestFLATReducesToAdv(t *testing.T) {
+	ds := synth.SentimentDataset(120, 40, 0, 3)
+	vocab := train.BuildVocab(mustTok(t), ds.Train, 1, 0)
+	cfg := nn.DefaultConfig("cnn")
+	cfg.EmbedDim, cfg.Filters = 12, 6
+	atk := func(_ *model.Model, ex []dataset.Example, round int) ([]string, error) {
+		out := make([]string, len(ex))
+		for i, e := range ex {
+			w := strings.Fields(e.Text)
+			if len(w) > 2 {
+				w[round%2] = w[2]
+			}
+			out[i] = strings.Join(w, " ")
+		}
+		return out, nil
+	}
+	run := func(obj train.Objective) *model.Model {
+		m, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(4)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = AdversarialRounds(m, obj, ds.Train, ds.Dev, atk, RoundsOptions{CleanEpochs: 1, Rounds: 2, RoundEpochs: 1,
+			PerRound: 60, Train: train.Options{Out: filepath.Join(t.TempDir(), "m"), LR: 0.01, Seed: 5}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	f, _ := NewFLAT(0, 0)
+	flat, adv := run(f), run(train.Standard{})
+	moved := false
+	init, _ := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(4)))
+	for i, p := range flat.Net.Params() {
+		q, p0 := adv.Net.Params()[i], init.Net.Params()[i]
+		for j := range p.Value.Data {
+			if p.Value.Data[j] != q.Value.Data[j] {
+				t.Fatalf("param %s[%d]: FLAT path %g, -adv path %g", p.Name, j, p.Value.Data[j], q.Value.Data[j])
+			}
+			moved = moved || p.Value.Data[j] != p0.Value.Data[j]
+		}
+	}
+	if !moved {
+		t.Fatal("training did not change the parameters; the comparison proves nothing")
+	}
+	// Nonzero weights on a model without a mask are refused.
+	g, _ := NewFLAT(DefaultFLATBeta, 0)
+	m, _ := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(4)))
+	if _, err := AdversarialRounds(m, g, ds.Train, ds.Dev, atk, RoundsOptions{CleanEpochs: 1, Rounds: 1, RoundEpochs: 1,
+		Train: train.Options{Out: filepath.Join(t.TempDir(), "m"), Seed: 5}}); err == nil {
+		t.Fatal("FLAT with beta > 0 trained a model without a word mask")
 	}
 }
