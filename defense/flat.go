@@ -48,10 +48,11 @@ func NewFLAT(beta, gamma float64) (*FLAT, error) {
 // Name implements train.Objective.
 func (*FLAT) Name() string { return "flat" }
 
-// Info is recorded with the trained model.
+// Info is recorded with the trained model and checked on resume, so it
+// holds settings only (the rounds' pair counts are in RoundsResult).
 func (f *FLAT) Info() map[string]any {
 	red, _ := nn.ParseEntropyReduction(string(f.Entropy))
-	return map[string]any{"beta": f.Beta, "gamma": f.Gamma, "entropy_reduction": red, "pairs": len(f.orig)}
+	return map[string]any{"beta": f.Beta, "gamma": f.Gamma, "entropy_reduction": red}
 }
 
 // Pair is an original text and its adversarial version, as token ids.

@@ -137,7 +137,7 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 		os.RemoveAll(bestSoFar)
 	}
 	phaseDone := func(phase int) error {
-		return train.SaveCheckpoint(ckpt, m, opt.Train.Shared, opt.Train.Seed, roundsCheckpoint{Done: phase, Result: res, RoundRuns: res.RoundRuns})
+		return train.SaveCheckpoint(ckpt, m, obj, opt.Train.Shared, opt.Train.Seed, roundsCheckpoint{Done: phase, Result: res, RoundRuns: res.RoundRuns})
 	}
 	if opt.CleanEpochs > 0 && done < 0 {
 		o := opt.Train

@@ -130,6 +130,11 @@ func TestAdversarialRoundsResume(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("an interrupted run left a model at OUT, where it looks finished: %v", err)
 	}
+	other, _ := NewFLAT(DefaultFLATBeta, 0)
+	if _, err := AdversarialRounds(newModel(), other, ds.Train, ds.Dev, atk, RoundsOptions{CleanEpochs: 2, Rounds: 3, RoundEpochs: 1,
+		PerRound: 50, Train: train.Options{Out: out, LR: 0.01, Seed: 1, Resume: true}}); err == nil || !strings.Contains(err.Error(), "settings") {
+		t.Fatalf("resuming with another gamma: %v, want a settings error", err)
+	}
 	failAt, calls = 0, nil
 	m := newModel()
 	got, err := run(m, out, true)

@@ -114,6 +114,44 @@ func TestResumeMatchesUninterrupted(t *testing.T) {
 	}
 }
 
+// settingsObjective is Standard with a recorded hyper-parameter.
+type settingsObjective struct {
+	failingObjective
+	w float64
+}
+
+func (*settingsObjective) Name() string           { return "weighted" }
+func (s *settingsObjective) Info() map[string]any { return map[string]any{"w": s.w} }
+
+// A checkpoint resumes only under the objective and settings it was made
+// with: mixing two configurations would silently train neither.
+func TestResumeRefusesOtherObjective(t *testing.T) {
+	m, tr, dv := setup(t, "cnn", 1)
+	opt := Options{Epochs: 3, BatchSize: 16, Seed: 9, Out: filepath.Join(t.TempDir(), "m")}
+	steps := (len(tr) + 15) / 16
+	if _, err := Run(m, &settingsObjective{failingObjective{failAtStep: steps + 2}, 0.1}, tr, dv, opt); err == nil {
+		t.Fatal("the interrupted run did not stop")
+	}
+	opt.Resume = true
+	for _, c := range []struct {
+		obj  Objective
+		want string
+	}{
+		{&settingsObjective{w: 0.2}, `settings {"w":0.1}, this run has {"w":0.2}`},
+		{Standard{}, "objective weighted, this run uses standard"},
+	} {
+		m, tr, dv := setup(t, "cnn", 1)
+		if _, err := Run(m, c.obj, tr, dv, opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("resume with %s: got %v, want an error containing %q", c.obj.Name(), err, c.want)
+		}
+	}
+	m, tr, dv = setup(t, "cnn", 1)
+	res, err := Run(m, &settingsObjective{w: 0.1}, tr, dv, opt)
+	if err != nil || res.ResumedFrom != 1 {
+		t.Fatalf("resume with the same settings: %v (resumed from %v)", err, res)
+	}
+}
+
 type nanObjective struct{ Standard }
 
 func (nanObjective) Name() string { return "nan-test" }

@@ -110,6 +110,25 @@ type state struct {
 	Meta     model.Meta `json:"meta"`
 	// Extra is the caller's record in SaveCheckpoint's checkpoints.
 	Extra json.RawMessage `json:"extra,omitempty"`
+	// Objective and Settings identify the training objective, so that a
+	// resume with other hyper-parameters is refused instead of mixing two
+	// runs. Older checkpoints have neither and are not checked.
+	Objective string          `json:"objective,omitempty"`
+	Settings  json.RawMessage `json:"settings,omitempty"`
+}
+
+// objectiveSettings is the JSON of an objective's Info(), its recorded
+// hyper-parameters; nil when it has none.
+func objectiveSettings(obj Objective) json.RawMessage {
+	in, ok := obj.(interface{ Info() map[string]any })
+	if !ok {
+		return nil
+	}
+	b, err := json.Marshal(in.Info())
+	if err != nil {
+		return nil
+	}
+	return b
 }
 
 // trainedParams are the parameters Run updates: the model's and the
@@ -125,20 +144,20 @@ func trainedParams(m *model.Model, obj Objective) []*ag.Param {
 // SaveCheckpoint writes m, the optimizer's state and extra (any JSON value)
 // to dir, atomically, for schedules made of several Run calls that share
 // an optimizer (FLAT's rounds) and must resume between them.
-func SaveCheckpoint(dir string, m *model.Model, opz optim.Optimizer, seed int64, extra any) error {
+func SaveCheckpoint(dir string, m *model.Model, obj Objective, opz optim.Optimizer, seed int64, extra any) error {
 	raw, err := json.Marshal(extra)
 	if err != nil {
 		return err
 	}
-	return save(dir, m, opz, state{Seed: seed, Extra: raw})
+	return save(dir, m, obj, opz, state{Seed: seed, Extra: raw})
 }
 
 // LoadCheckpoint restores what SaveCheckpoint wrote into m, opz and extra;
-// ok is false when dir does not exist. The seed, model configuration and
-// vocabulary must match.
+// ok is false when dir does not exist. The seed, model configuration,
+// vocabulary and objective settings must match.
 func LoadCheckpoint(dir string, m *model.Model, obj Objective, opz optim.Optimizer, seed int64, extra any) (ok bool, err error) {
 	st := state{Seed: seed}
-	if ok, err = restore(dir, m, trainedParams(m, obj), opz, &st); !ok || err != nil {
+	if ok, err = restore(dir, m, obj, trainedParams(m, obj), opz, &st); !ok || err != nil {
 		return ok, err
 	}
 	if err := json.Unmarshal(st.Extra, extra); err != nil {
@@ -176,7 +195,7 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 	ckpt := opt.Out + ".ckpt"
 	st := state{Seed: opt.Seed}
 	if opt.Resume {
-		if ok, err := restore(ckpt, m, params, opz, &st); err != nil {
+		if ok, err := restore(ckpt, m, obj, params, opz, &st); err != nil {
 			return nil, err
 		} else if ok {
 			st.Result.ResumedFrom = st.Epoch
@@ -283,7 +302,7 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			break
 		}
 		if epoch < opt.Epochs {
-			if err := save(ckpt, m, opz, st); err != nil {
+			if err := save(ckpt, m, obj, opz, st); err != nil {
 				return nil, err
 			}
 		}
@@ -343,9 +362,10 @@ func Predict(net *nn.Classifier, ex []Example) []int {
 
 const optimPrefix = "optimizer/"
 
-func save(dir string, m *model.Model, opz optim.Optimizer, st state) error {
+func save(dir string, m *model.Model, obj Objective, opz optim.Optimizer, st state) error {
 	st.Meta = m.Meta
 	st.Meta.Net = m.Net.Cfg
+	st.Objective, st.Settings = obj.Name(), objectiveSettings(obj)
 	cfg, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -358,7 +378,7 @@ func save(dir string, m *model.Model, opz optim.Optimizer, st state) error {
 }
 
 // restore loads a checkpoint if one exists; ok reports whether it did.
-func restore(dir string, m *model.Model, params []*ag.Param, opz optim.Optimizer, st *state) (ok bool, err error) {
+func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz optim.Optimizer, st *state) (ok bool, err error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
@@ -377,6 +397,12 @@ func restore(dir string, m *model.Model, params []*ag.Param, opz optim.Optimizer
 	c, _ := json.Marshal(m.Net.Cfg)
 	if string(a) != string(c) || len(b.Vocab) != m.Vocab.Len() {
 		return false, fmt.Errorf("cannot resume: %s holds a different model configuration or vocabulary; remove it to start afresh", dir)
+	}
+	if saved.Objective != "" && saved.Objective != obj.Name() {
+		return false, fmt.Errorf("cannot resume: %s was trained with objective %s, this run uses %s; remove it to start afresh", dir, saved.Objective, obj.Name())
+	}
+	if now := objectiveSettings(obj); saved.Settings != nil && string(saved.Settings) != string(now) {
+		return false, fmt.Errorf("cannot resume: %s was trained with %s settings %s, this run has %s; remove it to start afresh", dir, obj.Name(), saved.Settings, now)
 	}
 	net, opt := map[string]*tensor.Tensor{}, map[string]*tensor.Tensor{}
 	for k, v := range b.Tensors {
