@@ -213,6 +213,11 @@ func (p *IBP) Info() map[string]any {
 	return map[string]any{"k": p.K, "kappa": p.KappaMax, "eps": p.EpsMax, "ramp_steps": p.RampSteps}
 }
 
+// AtStep implements train.Scheduled: the ramps follow the run's optimiser
+// step, also across a resume. Without a trainer, each Loss call counts as
+// one step.
+func (p *IBP) AtStep(step int) { p.step = step }
+
 // Schedule returns κ and ε at optimiser step s (0-based).
 func (p *IBP) Schedule(s int) (kappa, eps float64) {
 	f := 1.0

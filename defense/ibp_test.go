@@ -128,3 +128,23 @@ func setupArch(t *testing.T, arch string, seed int64) (*model.Model, *SynonymTab
 	}
 	return m2, syn, tr, dev
 }
+
+// The ramps follow the step the trainer announces (train.Scheduled), so a
+// resumed run does not restart them from 0.
+func TestIBPRampFollowsAnnouncedStep(t *testing.T) {
+	m, syn, tr, _ := setup(t, 6)
+	p := NewIBP(syn)
+	p.RampSteps = 10
+	b := nn.MakeBatch([][]int32{tr[0].IDs, tr[1].IDs}, []int{tr[0].Label, tr[1].Label}, m.Net.Enc.MinLen())
+	for _, step := range []int{7, 2, 12} {
+		p.AtStep(step)
+		out, err := p.Loss(ag.NewTape(), m.Net, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		k, e := p.Schedule(step)
+		if out.Terms["kappa"] != float32(k) || out.Terms["eps"] != float32(e) {
+			t.Errorf("step %d: κ, ε = %g, %g, want %g, %g", step, out.Terms["kappa"], out.Terms["eps"], k, e)
+		}
+	}
+}

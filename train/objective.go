@@ -28,6 +28,14 @@ type ExtraParams interface {
 	Params() []*ag.Param
 }
 
+// Scheduled is implemented by objectives whose settings follow a schedule
+// over optimiser steps (IBP's κ and ε ramps). Run calls AtStep with the
+// 0-based step of the run before each training Loss, so a resumed run
+// continues the schedule where the interrupted one stopped.
+type Scheduled interface {
+	AtStep(step int)
+}
+
 // Standard is plain cross-entropy training.
 type Standard struct{}
 

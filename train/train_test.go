@@ -246,3 +246,37 @@ func TestSharedOptimizerCarriesState(t *testing.T) {
 		t.Fatal("carrying the optimizer over changed nothing")
 	}
 }
+
+// scheduledObjective records the steps Run announces.
+type scheduledObjective struct {
+	failingObjective
+	seen []int
+}
+
+func (s *scheduledObjective) AtStep(step int) { s.seen = append(s.seen, step) }
+
+// A scheduled objective sees the run's global step, and a resumed run
+// continues the count where the interrupted one stopped (IBP's ramps).
+func TestScheduledStepsSurviveResume(t *testing.T) {
+	m, tr, dv := setup(t, "cnn", 1)
+	opt := Options{Epochs: 3, BatchSize: 16, Seed: 9, Out: filepath.Join(t.TempDir(), "m")}
+	steps := (len(tr) + 15) / 16
+	broken := &scheduledObjective{failingObjective: failingObjective{failAtStep: 2*steps + 2}}
+	if _, err := Run(m, broken, tr, dv, opt); err == nil {
+		t.Fatal("the interrupted run did not stop")
+	}
+	for i, s := range broken.seen {
+		if s != i {
+			t.Fatalf("step %d announced as %d", i, s)
+		}
+	}
+	opt.Resume = true
+	resumed := &scheduledObjective{}
+	m, tr, dv = setup(t, "cnn", 1)
+	if _, err := Run(m, resumed, tr, dv, opt); err != nil {
+		t.Fatal(err)
+	}
+	if len(resumed.seen) != steps || resumed.seen[0] != 2*steps || resumed.seen[steps-1] != 3*steps-1 {
+		t.Fatalf("resumed run announced steps %v, want %d..%d", resumed.seen, 2*steps, 3*steps-1)
+	}
+}

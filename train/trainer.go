@@ -236,6 +236,9 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		terms := map[string]float64{}
 		for step, b := range batches {
 			tape.Reset()
+			if sc, ok := obj.(Scheduled); ok {
+				sc.AtStep((epoch-1)*len(batches) + step)
+			}
 			out, err := obj.Loss(tape, m.Net, b)
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step+1, err)
