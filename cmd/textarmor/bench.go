@@ -45,9 +45,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return runBenchDefenses(args[1:], stdout, stderr)
 		case "ftml-table":
 			return runBenchFTMLTable(args[1:], stdout, stderr)
+		case "flat-table":
+			return runBenchFLATTable(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("bench", "bench [defenses|ftml-table] [flags]", stderr)
+	fs := newFlags("bench", "bench [defenses|ftml-table|flat-table] [flags]", stderr)
 	var blasName string
 	var asJSON bool
 	var minTime time.Duration

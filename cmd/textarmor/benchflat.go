@@ -1,0 +1,496 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/textarmor/textarmor/checkpoint"
+)
+
+// FLAT's printed values (spec flat.md §12) for the LSTM and CNN rows, in
+// the dataset order SST-2, IMDB, AG News, TREC.
+var (
+	// Table 2, standard accuracy; adv and FLAT rows per training attack.
+	flatPaperSA = map[string]string{
+		"lstm/base": "84.40 88.03 91.08 90.80", "lstm/adv/textfooler": "82.32 88.79 90.29 87.60",
+		"lstm/adv/pwws": "82.59 88.37 91.16 89.60", "lstm/flat/textfooler": "84.79 89.17 91.00 91.00",
+		"lstm/flat/pwws": "83.69 88.52 91.37 91.20", "cnn/base": "84.18 88.63 91.32 91.20",
+		"cnn/adv/textfooler": "82.15 88.81 90.99 89.20", "cnn/adv/pwws": "83.42 88.89 91.30 90.00",
+		"cnn/flat/textfooler": "83.09 88.89 91.64 89.20", "cnn/flat/pwws": "83.31 88.99 91.03 89.20",
+	}
+	// Table 3: AA, KT, TI with IG, per dataset; models trained with the
+	// attack they are attacked with.
+	flatPaperIG = map[string]string{
+		"textfooler/lstm/base": "5.05 0.46 0.68 0.16 0.53 0.46 45.00 0.76 0.81 44.40 0.62 0.89",
+		"textfooler/lstm/adv":  "12.36 0.49 0.68 29.18 0.60 0.58 48.39 0.76 0.82 51.20 0.51 0.87",
+		"textfooler/lstm/flat": "17.76 0.58 0.75 31.38 0.66 0.65 54.16 0.82 0.86 55.20 0.68 0.90",
+		"textfooler/cnn/base":  "1.98 0.46 0.69 3.72 0.64 0.56 8.74 0.55 0.62 45.20 0.68 0.91",
+		"textfooler/cnn/adv":   "2.53 0.52 0.72 16.04 0.71 0.65 15.84 0.55 0.62 52.60 0.71 0.92",
+		"textfooler/cnn/flat":  "37.07 0.70 0.82 32.62 0.76 0.75 25.18 0.61 0.67 62.20 0.87 0.96",
+		"pwws/lstm/base":       "11.64 0.51 0.71 0.29 0.55 0.48 54.53 0.82 0.86 54.40 0.66 0.90",
+		"pwws/lstm/adv":        "18.73 0.57 0.74 23.68 0.63 0.61 61.17 0.84 0.88 64.20 0.61 0.88",
+		"pwws/lstm/flat":       "19.66 0.60 0.75 25.00 0.69 0.67 62.41 0.85 0.89 67.80 0.79 0.94",
+		"pwws/cnn/base":        "8.29 0.53 0.72 4.36 0.72 0.59 18.86 0.57 0.64 54.20 0.71 0.91",
+		"pwws/cnn/adv":         "12.63 0.57 0.73 20.64 0.72 0.68 33.21 0.56 0.63 63.00 0.76 0.92",
+		"pwws/cnn/flat":        "14.83 0.58 0.74 20.70 0.73 0.69 71.37 0.91 0.93 65.60 0.77 0.93",
+	}
+	// Table 8: KT, TI with LIME, per dataset.
+	flatPaperLIME = map[string]string{
+		"textfooler/lstm/base": "0.33 0.65 0.39 0.50 0.27 0.41 0.20 0.83",
+		"textfooler/lstm/adv":  "0.36 0.67 0.39 0.53 0.25 0.39 0.36 0.83",
+		"textfooler/lstm/flat": "0.39 0.69 0.41 0.54 0.41 0.52 0.45 0.87",
+		"textfooler/cnn/base":  "0.33 0.67 0.44 0.51 0.25 0.37 0.27 0.83",
+		"textfooler/cnn/adv":   "0.35 0.68 0.46 0.53 0.25 0.38 0.32 0.84",
+		"textfooler/cnn/flat":  "0.39 0.69 0.50 0.56 0.26 0.40 0.40 0.87",
+		"pwws/lstm/base":       "0.36 0.67 0.39 0.52 0.26 0.41 0.19 0.82",
+		"pwws/lstm/adv":        "0.38 0.68 0.35 0.52 0.26 0.41 0.22 0.82",
+		"pwws/lstm/flat":       "0.42 0.71 0.40 0.55 0.27 0.43 0.25 0.83",
+		"pwws/cnn/base":        "0.37 0.68 0.43 0.52 0.26 0.39 0.19 0.83",
+		"pwws/cnn/adv":         "0.43 0.71 0.47 0.54 0.26 0.41 0.22 0.84",
+		"pwws/cnn/flat":        "0.47 0.73 0.51 0.55 0.27 0.42 0.25 0.85",
+	}
+	flatPaperColumn = map[string]int{"sst2": 0, "sst2-sent": 0, "imdb": 1, "agnews": 2, "trec": 3}
+)
+
+// flatPaper returns the k-th group of size values of a printed row for the
+// dataset, or nil when the paper has no such cell.
+func flatPaper(table map[string]string, key, dataset string, size int) []float64 {
+	col, ok := flatPaperColumn[dataset]
+	row, ok2 := table[key]
+	if !ok || !ok2 {
+		return nil
+	}
+	f := strings.Fields(row)
+	out := make([]float64, size)
+	for i := range out {
+		v, err := strconv.ParseFloat(f[col*size+i], 64)
+		if err != nil {
+			panic(fmt.Sprintf("flat paper table %s: %v", key, err)) // a typo in the literal above
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// flatArch are FLAT's models as `train` flags (spec flat.md §5): Kim CNN
+// with 200 filters per width, and the unidirectional LSTM with 300 units,
+// tanh and max pooling; dropout 0.2 for both.
+var flatArch = map[string][]string{
+	"cnn":  {"--model", "cnn", "--filters", "200", "--dropout", "0.2"},
+	"lstm": {"--model", "lstm", "--hidden", "300", "--tanh", "--dropout", "0.2"},
+}
+
+type flatTable struct {
+	out, arch, trainAttack string
+	rows, attacks, methods []string
+	dataArgs, synArgs      []string // forwarded to train and attack; synArgs only where synonyms are used
+	trainArgs              []string
+	flatLR                 string
+	n, workers             int
+	dataset                string
+	stderr                 io.Writer
+}
+
+// flatCell is what the table reads from one attack run's JSON summary.
+type flatCell struct {
+	OriginalAccuracy float64 `json:"original_accuracy"`
+	AfterAttack      float64 `json:"accuracy_under_attack"`
+	N                int     `json:"n"`
+	KendallTau       float64 `json:"kendall_tau"`
+	TopK             float64 `json:"topk_intersection"`
+	Explain          *struct {
+		Pairs int `json:"pairs"`
+	} `json:"explain"`
+}
+
+// runBenchFLATTable implements `bench flat-table`: FLAT's Tables 2, 3 and
+// 8 for one dataset, model and training attack (base, adv and FLAT rows).
+func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench flat-table", "bench flat-table (--dataset NAME | --train FILE --test FILE) --model cnn|lstm --attack textfooler|pwws --out DIR [flags]", stderr)
+	ft := &flatTable{stderr: stderr}
+	var df dataFlags
+	df.register(fs, true)
+	var rows, attacks, methods, trainArgs, synPath, wnDir string
+	fs.StringVar(&ft.out, "out", "", "output folder: one folder per row (model, training log, attack CSVs and JSON summaries), table.md, table.json; rerun to resume (required)")
+	fs.StringVar(&ft.arch, "model", "cnn", "architecture: cnn or lstm, FLAT's (spec §5)")
+	fs.StringVar(&ft.trainAttack, "attack", "textfooler", "attack the adv and FLAT rows train against: textfooler or pwws")
+	fs.StringVar(&attacks, "attacks", "", "attacks to evaluate every row with, comma-separated (default: --attack; the other one is Table 4's unforeseen attack)")
+	fs.StringVar(&rows, "rows", "base,adv,flat", "rows to train and evaluate")
+	fs.StringVar(&methods, "explain", "ig", "interpretation agreement (KT, TI) with ig, lime or both (ig,lime); \"none\" for none")
+	fs.IntVar(&ft.n, "n", 0, "attacked test examples (0 = the whole test set, the paper's protocol)")
+	fs.IntVar(&ft.workers, "workers", runtime.NumCPU(), "examples attacked in parallel, in the rounds' attacks and in the evaluation")
+	fs.StringVar(&trainArgs, "train-args", "", "extra `train` flags for every row, space-separated (e.g. \"--embeddings V --freeze-embeddings\"); they come last and override the defaults")
+	fs.StringVar(&ft.flatLR, "flat-lr", "0.001", "FLAT's learning rate (spec: 0.005, which collapsed the word masks on frozen vectors here; spec F16 allows tuning)")
+	fs.StringVar(&synPath, "synonyms", "", "counter-fitted neighbour JSON for the attacks (default: under --data)")
+	fs.StringVar(&wnDir, "wordnet", "", "WordNet dict directory for the attacks (default: the system's)")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if ft.out == "" {
+		return usageError{errors.New("--out is required")}
+	}
+	if _, ok := flatArch[ft.arch]; !ok {
+		return usageError{fmt.Errorf("--model %q: want cnn or lstm", ft.arch)}
+	}
+	if ft.trainAttack != "textfooler" && ft.trainAttack != "pwws" {
+		return usageError{fmt.Errorf("--attack %q: want textfooler or pwws", ft.trainAttack)}
+	}
+	if ft.attacks = splitList(attacks); len(ft.attacks) == 0 {
+		ft.attacks = []string{ft.trainAttack}
+	}
+	for _, a := range ft.attacks {
+		if a != "textfooler" && a != "pwws" {
+			return usageError{fmt.Errorf("--attacks: %q: want textfooler or pwws", a)}
+		}
+	}
+	for _, r := range splitList(rows) {
+		if r != "base" && r != "adv" && r != "flat" {
+			return usageError{fmt.Errorf("--rows: %q: want base, adv or flat", r)}
+		}
+		ft.rows = append(ft.rows, r)
+	}
+	if len(ft.rows) == 0 {
+		return usageError{errors.New("--rows is empty")}
+	}
+	for _, m := range splitList(methods) {
+		switch m {
+		case "none":
+		case "ig", "lime":
+			ft.methods = append(ft.methods, m)
+		default:
+			return usageError{fmt.Errorf("--explain: %q: want ig, lime or none", m)}
+		}
+	}
+	if ft.n < 0 || ft.workers < 1 {
+		return usageError{errors.New("--n must be ≥ 0 and --workers ≥ 1")}
+	}
+	ft.trainArgs = strings.Fields(trainArgs)
+	// The data flags given are forwarded to every train and attack run.
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "dataset", "data", "train", "dev", "test", "format", "text-col", "label-col", "skip-bad":
+			ft.dataArgs = append(ft.dataArgs, "--"+f.Name+"="+f.Value.String())
+		case "synonyms", "wordnet":
+			ft.synArgs = append(ft.synArgs, "--"+f.Name+"="+f.Value.String())
+		}
+	})
+	ft.dataset = df.name
+	if err := os.MkdirAll(ft.out, 0o755); err != nil {
+		return err
+	}
+	for _, r := range ft.rows {
+		if err := ft.train(r); err != nil {
+			return fmt.Errorf("flat-table: %s: %w", r, err)
+		}
+		for _, a := range ft.attacks {
+			if err := ft.evaluate(r, a); err != nil {
+				return fmt.Errorf("flat-table: %s, %s: %w", r, a, err)
+			}
+		}
+		if err := ft.writeTable(io.Discard); err != nil {
+			return err
+		}
+	}
+	return ft.writeTable(stdout)
+}
+
+// rowArgs are the `train` arguments of a row, without --out and --resume.
+func (ft *flatTable) rowArgs(row string) []string {
+	args := append([]string{}, flatArch[ft.arch]...)
+	args = append(args, ft.dataArgs...)
+	switch row {
+	case "base":
+		args = append(args, "--lr", "0.01")
+	case "adv":
+		args = append(args, "--defense", "adv", "--attack", ft.trainAttack, "--attack-workers", fmt.Sprint(ft.workers))
+		args = append(args, ft.synArgs...)
+	case "flat":
+		args = append(args, "--defense", "flat", "--attack", ft.trainAttack, "--attack-workers", fmt.Sprint(ft.workers), "--lr", ft.flatLR)
+		args = append(args, ft.synArgs...)
+	}
+	return append(args, rowTrainArgs(row, ft.trainArgs)...)
+}
+
+// rowTrainArgs drops from the shared --train-args the flags a row's
+// defense does not take (train refuses a defense flag given to another
+// defense): the rounds' flags for base, FLAT's own for adv.
+func rowTrainArgs(row string, args []string) []string {
+	drop := map[string]bool{}
+	switch row {
+	case "base":
+		for _, f := range flatOnly {
+			drop[f] = true
+		}
+	case "adv":
+		drop["beta"], drop["gamma"], drop["entropy-reduction"] = true, true, true
+	}
+	var out []string
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
+		if !strings.HasPrefix(args[i], "-") || !drop[name] {
+			out = append(out, args[i])
+			continue
+		}
+		if !hasValue && name != "keep-rounds" && i+1 < len(args) {
+			i++ // the flag's value
+		}
+	}
+	return out
+}
+
+// train trains a row unless a finished model with the same arguments is
+// there; an interrupted training resumes from its checkpoints.
+func (ft *flatTable) train(row string) error {
+	dir := filepath.Join(ft.out, row)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	args := ft.rowArgs(row)
+	marker := filepath.Join(dir, "trained.json")
+	if raw, err := os.ReadFile(marker); err == nil {
+		var done struct {
+			Args []string `json:"train_args"`
+		}
+		if err := json.Unmarshal(raw, &done); err != nil {
+			return fmt.Errorf("%s: %w", marker, err)
+		}
+		if !reflect.DeepEqual(done.Args, args) {
+			return fmt.Errorf("%s was trained with `train %s`, this run asks for `train %s`; remove %s to retrain",
+				row, strings.Join(done.Args, " "), strings.Join(args, " "), dir)
+		}
+		fmt.Fprintf(ft.stderr, "flat-table: %s: trained model exists, skipping training\n", row)
+		return nil
+	}
+	logf, err := os.OpenFile(filepath.Join(dir, "train.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	defer logf.Close()
+	full := append([]string{"--out", filepath.Join(dir, "model"), "--resume", "--quiet"}, args...)
+	fmt.Fprintf(ft.stderr, "flat-table: %s: textarmor train %s\n", row, strings.Join(full, " "))
+	fmt.Fprintf(logf, "textarmor train %s\n", strings.Join(full, " "))
+	if err := runTrain(full, logf, io.MultiWriter(logf, ft.stderr)); err != nil {
+		return err
+	}
+	return writeJSON(marker, map[string]any{"train_args": args})
+}
+
+// evaluate attacks a row's model with one recipe, once per interpretation
+// method (the attack itself runs once: later runs resume its CSV).
+func (ft *flatTable) evaluate(row, recipe string) error {
+	dir := filepath.Join(ft.out, row)
+	methods := ft.methods
+	if len(methods) == 0 {
+		methods = []string{""}
+	}
+	for _, m := range methods {
+		name := recipe
+		if m != "" {
+			name += "." + m
+		}
+		path := filepath.Join(dir, name+".json")
+		if _, err := os.Stat(path); err == nil {
+			continue
+		}
+		csv := filepath.Join(dir, recipe+".csv")
+		args := []string{"--model", filepath.Join(dir, "model"), "--recipe", recipe, "--protocol", "flat", "--n", fmt.Sprint(ft.n),
+			"--workers", fmt.Sprint(ft.workers), "--json", "--quiet", "--out", csv}
+		if _, err := os.Stat(csv); err == nil {
+			args = append(args, "--resume")
+		}
+		if m != "" {
+			args = append(args, "--explain", m)
+		}
+		args = append(append(args, ft.dataArgs...), ft.synArgs...)
+		fmt.Fprintf(ft.stderr, "flat-table: %s: textarmor attack %s\n", row, strings.Join(args, " "))
+		var out bytes.Buffer
+		if err := runAttack(args, &out, ft.stderr); err != nil {
+			return err
+		}
+		if err := checkpoint.WriteFileAtomic(path, out.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readCell reads one attack summary; ok is false when it is not there yet.
+func (ft *flatTable) readCell(row, name string) (flatCell, bool, error) {
+	var c flatCell
+	raw, err := os.ReadFile(filepath.Join(ft.out, row, name+".json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return c, false, nil
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &c)
+	}
+	if err != nil {
+		return c, false, fmt.Errorf("%s/%s.json: %w", row, name, err)
+	}
+	return c, true, nil
+}
+
+// writeTable writes table.md and table.json from the summaries present
+// and prints the markdown, with the spec's checks 11–13 where the cells
+// for them are there.
+func (ft *flatTable) writeTable(stdout io.Writer) error {
+	var b strings.Builder
+	ds := ft.dataset
+	if ds == "" {
+		ds = "files"
+	}
+	fmt.Fprintf(&b, "# FLAT Tables 2/3/8 — %s, %s, trained against %s\n\n", ds, ft.arch, ft.trainAttack)
+	fmt.Fprintf(&b, "SA: clean accuracy on the attacked test examples (%s). AA: after-attack accuracy, protocol flat. KT / TI: Kendall's τ and top-5 intersection of the original/adversarial attributions. In brackets: the paper's value (spec flat.md §12; Table 3 and 8 values only for the attack the models were trained with).\n\n",
+		map[bool]string{true: "the whole test set", false: fmt.Sprintf("the first %d", ft.n)}[ft.n == 0])
+	b.WriteString("| model | SA |")
+	for _, a := range ft.attacks {
+		fmt.Fprintf(&b, " AA %s |", a)
+		for _, m := range ft.methods {
+			fmt.Fprintf(&b, " KT / TI %s, %s |", strings.ToUpper(m), a)
+		}
+	}
+	b.WriteString("\n|---|---|")
+	b.WriteString(strings.Repeat("---|", len(ft.attacks)*(1+len(ft.methods))))
+	b.WriteString("\n")
+	type key struct{ row, col string }
+	vals := map[key]float64{}
+	for _, r := range ft.rows {
+		label := map[string]string{"base": "base", "adv": "adv (" + ft.trainAttack + ")", "flat": "FLAT (" + ft.trainAttack + ")"}[r]
+		fmt.Fprintf(&b, "| %s-%s |", strings.ToUpper(ft.arch), label)
+		saKey := ft.arch + "/" + r
+		if r != "base" {
+			saKey += "/" + ft.trainAttack
+		}
+		sa := " — |"
+		for _, a := range ft.attacks {
+			for _, m := range append([]string{""}, ft.methods...) {
+				name := a
+				if m != "" {
+					name += "." + m
+				}
+				if c, ok, err := ft.readCell(r, name); err != nil {
+					return err
+				} else if ok {
+					vals[key{r, "sa"}] = 100 * c.OriginalAccuracy
+					sa = fmt.Sprintf(" %.1f%s |", 100*c.OriginalAccuracy, paperNote(flatPaper(flatPaperSA, saKey, ft.dataset, 1), 0, "%.2f"))
+				}
+			}
+		}
+		b.WriteString(sa)
+		for _, a := range ft.attacks {
+			pk := a + "/" + ft.arch + "/" + r
+			var ig, lime []float64
+			if a == ft.trainAttack {
+				ig, lime = flatPaper(flatPaperIG, pk, ft.dataset, 3), flatPaper(flatPaperLIME, pk, ft.dataset, 2)
+			}
+			aa := " — |"
+			for _, m := range append([]string{""}, ft.methods...) {
+				name := a
+				if m != "" {
+					name += "." + m
+				}
+				if c, ok, err := ft.readCell(r, name); err != nil {
+					return err
+				} else if ok {
+					vals[key{r, "aa/" + a}] = 100 * c.AfterAttack
+					aa = fmt.Sprintf(" %.1f%s |", 100*c.AfterAttack, paperNote(ig, 0, "%.2f"))
+				}
+			}
+			b.WriteString(aa)
+			for _, m := range ft.methods {
+				c, ok, err := ft.readCell(r, a+"."+m)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					b.WriteString(" — |")
+					continue
+				}
+				if c.Explain == nil || c.Explain.Pairs == 0 {
+					b.WriteString(" no pairs |") // no successful attack: nothing to compare
+					continue
+				}
+				vals[key{r, "kt/" + a + "." + m}], vals[key{r, "ti/" + a + "." + m}] = c.KendallTau, c.TopK
+				vals[key{r, "pairs/" + a + "." + m}] = float64(c.Explain.Pairs)
+				paper := ""
+				if m == "ig" && ig != nil {
+					paper = fmt.Sprintf(" (%.2f / %.2f)", ig[1], ig[2])
+				} else if m == "lime" && lime != nil {
+					paper = fmt.Sprintf(" (%.2f / %.2f)", lime[0], lime[1])
+				}
+				fmt.Fprintf(&b, " %.3f / %.3f%s |", c.KendallTau, c.TopK, paper)
+			}
+		}
+		b.WriteString("\n")
+	}
+	// Spec checks 11–13 on the cells present.
+	var checks []string
+	has := func(r, col string) (float64, bool) { v, ok := vals[key{r, col}]; return v, ok }
+	verdict := func(ok bool) string {
+		if ok {
+			return "holds"
+		}
+		return "fails"
+	}
+	for _, a := range ft.attacks {
+		f, okF := has("flat", "aa/"+a)
+		for _, other := range []string{"base", "adv"} {
+			if o, ok := has(other, "aa/"+a); ok && okF {
+				checks = append(checks, fmt.Sprintf("check 11, %s: AA(FLAT) %.1f > AA(%s) %.1f: %s", a, f, other, o, verdict(f > o)))
+			}
+		}
+		for _, m := range ft.methods {
+			for _, what := range []string{"kt", "ti"} {
+				col := what + "/" + a + "." + m
+				f, okF := has("flat", col)
+				for _, other := range []string{"base", "adv"} {
+					if o, ok := has(other, col); ok && okF {
+						checks = append(checks, fmt.Sprintf("check 13, %s %s %s: FLAT %.3f > %s %.3f: %s", strings.ToUpper(what), strings.ToUpper(m), a, f, other, o, verdict(f > o)))
+					}
+				}
+			}
+		}
+	}
+	if f, okF := has("flat", "sa"); okF {
+		if o, ok := has("base", "sa"); ok {
+			checks = append(checks, fmt.Sprintf("check 12: SA(FLAT) %.1f ≥ SA(base) %.1f − 2.5: %s", f, o, verdict(f >= o-2.5)))
+		}
+	}
+	if len(checks) > 0 {
+		b.WriteString("\n")
+		for _, c := range checks {
+			b.WriteString("- " + c + "\n")
+		}
+	}
+	if err := checkpoint.WriteFileAtomic(filepath.Join(ft.out, "table.md"), []byte(b.String()), 0o644); err != nil {
+		return err
+	}
+	flat := map[string]float64{}
+	for k, v := range vals {
+		flat[k.row+"/"+k.col] = v
+	}
+	if err := writeJSON(filepath.Join(ft.out, "table.json"), map[string]any{"dataset": ds, "arch": ft.arch, "train_attack": ft.trainAttack,
+		"attacks": ft.attacks, "explain": ft.methods, "n": ft.n, "values": flat, "checks": checks}); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, b.String())
+	return nil
+}
+
+// paperNote formats the i-th paper value in brackets, or "" without one.
+func paperNote(p []float64, i int, format string) string {
+	if p == nil {
+		return ""
+	}
+	return " (" + fmt.Sprintf(format, p[i]) + ")"
+}

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/model"
+)
+
+// TestBenchFLATTable runs the three rows end to end on a generated task,
+// checks the table and its checks, that a rerun resumes without training,
+// and that changed training flags are refused.
+func TestBenchFLATTable(t *testing.T) {
+	dir := t.TempDir()
+	tr, dv, te, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "syn.json")
+	writeCSV(t, tr, 200, 1)
+	writeCSV(t, dv, 60, 2)
+	writeCSV(t, te, 40, 3)
+	writeSynonyms(t, syn)
+	out := filepath.Join(dir, "table")
+	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 1 --round-epochs 1 --adv-per-round 40 --batch 32"
+	args := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
+		"--wordnet", filepath.Join(dir, "no-wordnet"), "--model", "cnn", "--attack", "textfooler",
+		"--explain", "ig,lime", "--workers", "2", "--flat-lr", "0.01", "--out", out, "--train-args", small}
+	code, stdout, stderr := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Logf("table:\n%s", stdout)
+	for _, want := range []string{"| CNN-base |", "| CNN-adv (textfooler) |", "| CNN-FLAT (textfooler) |", "AA textfooler", "KT / TI LIME, textfooler",
+		"check 11, textfooler: AA(FLAT)", "check 12: SA(FLAT)", "check 13, KT IG textfooler"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, " — |") {
+		t.Errorf("table has empty cells:\n%s", stdout)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "table.md"))
+	if err != nil || string(md) != stdout {
+		t.Errorf("table.md differs from the printed table (%v)", err)
+	}
+	var tab struct {
+		Values map[string]float64 `json:"values"`
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, "table.json"))
+	if err := json.Unmarshal(raw, &tab); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"flat/sa", "adv/aa/textfooler", "base/kt/textfooler.lime", "adv/ti/textfooler.ig", "adv/pairs/textfooler.lime"} {
+		if _, ok := tab.Values[k]; !ok {
+			t.Errorf("table.json lacks %s: %v", k, tab.Values)
+		}
+	}
+	// The FLAT row is a masked model trained against textfooler.
+	fm, err := model.Load(filepath.Join(out, "flat", "model"))
+	if err != nil || !fm.Net.Cfg.Mask || fm.Training["defense"] != "flat" {
+		t.Fatalf("flat row model: %v", err)
+	}
+	// A rerun trains and attacks nothing and prints the same table.
+	code, again, stderr := runCmd(t, args...)
+	if code != 0 || again != stdout || strings.Contains(stderr, "textarmor train") || strings.Contains(stderr, "textarmor attack") {
+		t.Errorf("rerun: exit %d, same table %v, stderr:\n%s", code, again == stdout, stderr)
+	}
+	// Other training flags for a finished row are refused.
+	args[len(args)-1] = small + " --dropout 0.1"
+	if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "remove") {
+		t.Errorf("changed --train-args: exit %d: %s", code, stderr)
+	}
+	for _, bad := range [][]string{{"--model", "bilstm"}, {"--attack", "ga"}, {"--rows", "base,x"}, {"--explain", "shap"}} {
+		a := append([]string{"bench", "flat-table", "--out", filepath.Join(dir, "bad")}, bad...)
+		if code, _, _ := runCmd(t, a...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", bad, code)
+		}
+	}
+}
+
+// The printed tables parse, and spot values land in the right cells.
+func TestFLATPaperValues(t *testing.T) {
+	for _, ds := range []string{"sst2-sent", "imdb", "agnews", "trec"} {
+		for k := range flatPaperSA {
+			flatPaper(flatPaperSA, k, ds, 1)
+		}
+		for k := range flatPaperIG {
+			flatPaper(flatPaperIG, k, ds, 3)
+			flatPaper(flatPaperLIME, k, ds, 2)
+		}
+	}
+	for _, c := range []struct {
+		table   map[string]string
+		key, ds string
+		size, i int
+		want    float64
+	}{
+		{flatPaperIG, "textfooler/cnn/flat", "trec", 3, 0, 62.20},
+		{flatPaperIG, "pwws/lstm/adv", "agnews", 3, 2, 0.88},
+		{flatPaperLIME, "textfooler/lstm/flat", "agnews", 2, 0, 0.41},
+		{flatPaperSA, "lstm/base", "imdb", 1, 0, 88.03},
+		{flatPaperSA, "cnn/flat/pwws", "sst2-sent", 1, 0, 83.31},
+	} {
+		if got := flatPaper(c.table, c.key, c.ds, c.size)[c.i]; got != c.want {
+			t.Errorf("%s %s [%d] = %g, want %g", c.key, c.ds, c.i, got, c.want)
+		}
+	}
+	if flatPaper(flatPaperSA, "cnn/base", "files", 1) != nil {
+		t.Error("a dataset outside the paper got paper values")
+	}
+}
