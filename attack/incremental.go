@@ -9,15 +9,19 @@ type IncrementalVictim interface {
 	NewIncremental() *nn.Incremental
 }
 
-// maxEditPositions is how many positions a query may differ from the cached
-// base in and still take the incremental path.
-const maxEditPositions = 16
+// rebaseEdits is how many positions a query may differ from the cached base
+// in and still count as close to it. When most of a batch is farther, the
+// base moves: a close query costs the few windows or steps around its
+// changes, a far one (still incremental for a CNN, up to MaxEdits) the span
+// from its first change to its last.
+const rebaseEdits = 16
 
 // predict scores seqs with Target.Victim, taking the incremental path for
-// those within maxEditPositions of the state's base. When most of a batch is
-// far from the base, the base moves to the batch's per-position majority
-// (the current text of a greedy step, say). Results equal Predict's up to
-// float rounding.
+// those within the encoder's nn.Incremental.MaxEdits of the state's base.
+// When most of a batch is not close to the base, the base moves to the
+// batch's per-position majority (the current text of a greedy step, the
+// common ancestor of a GA population). Results equal Predict's up to float
+// rounding.
 func (s *State) predict(seqs [][]int32) [][]float32 {
 	iv, ok := s.Target.Victim.(IncrementalVictim)
 	if !ok || s.Target.NoIncremental || len(seqs) == 0 {
@@ -62,8 +66,8 @@ type edit struct {
 	ok    bool
 }
 
-// editsFromBase diffs each sequence against the base; near counts those
-// within maxEditPositions.
+// editsFromBase diffs each sequence against the base (ok: within the
+// encoder's MaxEdits); near counts those within rebaseEdits.
 func (s *State) editsFromBase(seqs [][]int32) (eds []edit, near int) {
 	eds = make([]edit, len(seqs))
 	base := s.inc.Base()
@@ -71,12 +75,12 @@ func (s *State) editsFromBase(seqs [][]int32) (eds []edit, near int) {
 		return eds, 0
 	}
 	for i, q := range seqs {
-		sw, ok := nn.Diff(base, q, maxEditPositions)
+		sw, ok := nn.Diff(base, q, s.inc.MaxEdits())
 		if ok && len(q) == 0 {
 			ok = false // an empty text has no base to edit
 		}
 		eds[i] = edit{sw, ok}
-		if ok {
+		if ok && len(sw) <= rebaseEdits {
 			near++
 		}
 	}

@@ -96,6 +96,18 @@ func (inc *Incremental) Base() []int32 { return inc.base }
 // BaseProbs returns the base's class probabilities.
 func (inc *Incremental) BaseProbs() []float32 { return inc.probs }
 
+// MaxEdits is how many changed positions a candidate may have for the
+// incremental path to beat a full forward pass. A CNN candidate costs w row
+// additions per window instead of a D-deep product, whatever the number of
+// changes, so any edit pays; an LSTM re-runs from the first change, so only
+// a few do.
+func (inc *Incremental) MaxEdits() int {
+	if inc.cnn != nil {
+		return math.MaxInt
+	}
+	return 16
+}
+
 // fast reports whether the encoder has an incremental path.
 func (inc *Incremental) fast() bool {
 	return (inc.cnn != nil || inc.rnn != nil) && len(inc.base) > 0
@@ -178,20 +190,20 @@ func (inc *Incremental) embed(ids []int32) []float32 {
 
 // window writes bias + Σ_j row(t+j)[block j] into o, where row(p) is the
 // candidate's projection for changed positions (pos[k] == p → rows[k]) and
-// the base's row otherwise.
+// the base's row otherwise. pos is sorted; entries before t are skipped.
 func (cc *convCache) window(o, bias []float32, t int, pos []int, rows [][]float32) {
 	f, wf := cc.f, cc.w*cc.f
 	copy(o, bias)
+	k := 0
 	for j := 0; j < cc.w; j++ {
 		p := t + j
-		var src []float32
-		for k, q := range pos {
-			if q == p {
-				src = rows[k][cc.off+j*f : cc.off+(j+1)*f]
-				break
-			}
+		for k < len(pos) && pos[k] < p {
+			k++
 		}
-		if src == nil {
+		var src []float32
+		if k < len(pos) && pos[k] == p {
+			src = rows[k][cc.off+j*f : cc.off+(j+1)*f]
+		} else {
 			src = cc.y[p*wf+j*f : p*wf+(j+1)*f]
 		}
 		for k := range o {
@@ -227,8 +239,12 @@ func (inc *Incremental) cnnFeatures(feat []float32, pos []int, rows [][]float32)
 				win = make([]float32, f)
 			}
 			bias := inc.cnn.Convs[ci].B.Value.Data
+			k := 0 // pos[k:] are the changes at or after window t
 			for t := a; t <= b; t++ {
-				cc.window(win, bias, t, pos, rows)
+				for k < len(pos) && pos[k] < t {
+					k++
+				}
+				cc.window(win, bias, t, pos[k:], rows[k:])
 				for k, v := range win {
 					o[k] = max(o[k], v)
 				}

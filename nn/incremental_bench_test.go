@@ -53,3 +53,38 @@ func BenchmarkPredictSwaps(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPredictFarEdits scores 64 candidates that each differ from the
+// base in k scattered positions (a GA population late in the search) with a
+// full Predict and with the CNN's incremental path, which takes them at any
+// distance.
+func BenchmarkPredictFarEdits(b *testing.B) {
+	m := benchModel(b, "cnn")
+	const l = 250
+	base, _, _ := benchSwaps(l)
+	r := rand.New(rand.NewSource(4))
+	for _, k := range []int{4, 16, 40} {
+		edits := make([][]Swap, 64)
+		seqs := make([][]int32, len(edits))
+		for i := range edits {
+			for j := 0; j < k; j++ {
+				edits[i] = append(edits[i], Swap{Pos: r.Intn(l), ID: int32(2 + r.Intn(14998))})
+			}
+			seqs[i] = ApplySwaps(base, edits[i])
+		}
+		b.Run(fmt.Sprintf("cnn/L%d/k%d/Predict", l, k), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				m.Predict(seqs)
+			}
+		})
+		b.Run(fmt.Sprintf("cnn/L%d/k%d/Incremental", l, k), func(b *testing.B) {
+			inc := m.NewIncremental()
+			inc.SetBase(base)
+			inc.PredictEdits(edits)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				inc.PredictEdits(edits)
+			}
+		})
+	}
+}

@@ -83,9 +83,13 @@ func TestIncrementalMatchesPredict(t *testing.T) {
 			for _, s := range swaps {
 				edits = append(edits, []Swap{s})
 			}
-			for k := 0; k < 30; k++ {
+			for k := 0; k < 40; k++ {
 				var ed []Swap
-				for j := 0; j < 1+r.Intn(4); j++ {
+				size := 1 + r.Intn(4)
+				if k >= 30 { // edits reaching across the text (GA children)
+					size = 1 + r.Intn(2*n)
+				}
+				for j := 0; j < size; j++ {
 					ed = append(ed, Swap{Pos: r.Intn(n), ID: int32(r.Intn(cfg.VocabSize))})
 				}
 				edits = append(edits, ed)
