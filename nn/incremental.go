@@ -194,15 +194,15 @@ func (inc *Incremental) embed(ids []int32) []float32 {
 func (cc *convCache) window(o, bias []float32, t int, pos []int, rows [][]float32) {
 	f, wf := cc.f, cc.w*cc.f
 	copy(o, bias)
-	k := 0
+	next := 0 // pos[next:] are the changes at or after position t+j
 	for j := 0; j < cc.w; j++ {
 		p := t + j
-		for k < len(pos) && pos[k] < p {
-			k++
+		for next < len(pos) && pos[next] < p {
+			next++
 		}
 		var src []float32
-		if k < len(pos) && pos[k] == p {
-			src = rows[k][cc.off+j*f : cc.off+(j+1)*f]
+		if next < len(pos) && pos[next] == p {
+			src = rows[next][cc.off+j*f : cc.off+(j+1)*f]
 		} else {
 			src = cc.y[p*wf+j*f : p*wf+(j+1)*f]
 		}
