@@ -59,7 +59,9 @@ var (
 		"pwws/cnn/adv":         "0.43 0.71 0.47 0.54 0.26 0.41 0.22 0.84",
 		"pwws/cnn/flat":        "0.47 0.73 0.51 0.55 0.27 0.42 0.25 0.85",
 	}
-	flatPaperColumn = map[string]int{"sst2": 0, "sst2-sent": 0, "imdb": 1, "agnews": 2, "trec": 3}
+	// The paper's SST-2 is the sentence-level split (6,920 training
+	// sentences), our sst2-sent preset.
+	flatPaperColumn = map[string]int{"sst2-sent": 0, "imdb": 1, "agnews": 2, "trec": 3}
 )
 
 // flatPaper returns the k-th group of size values of a printed row for the
@@ -94,6 +96,7 @@ type flatTable struct {
 	out, arch, trainAttack string
 	rows, attacks, methods []string
 	dataArgs, synArgs      []string // forwarded to train and attack; synArgs only where synonyms are used
+	prepArgs               []string // preprocessing flags, forwarded to train
 	trainArgs              []string
 	flatLR                 string
 	n, workers             int
@@ -182,6 +185,8 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 			ft.dataArgs = append(ft.dataArgs, "--"+f.Name+"="+f.Value.String())
 		case "synonyms", "wordnet":
 			ft.synArgs = append(ft.synArgs, "--"+f.Name+"="+f.Value.String())
+		case "tokenizer", "max-len", "min-count", "max-vocab": // the model keeps them; attack reads them from it
+			ft.prepArgs = append(ft.prepArgs, "--"+f.Name+"="+f.Value.String())
 		}
 	})
 	ft.dataset = df.name
@@ -207,7 +212,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 // rowArgs are the `train` arguments of a row, without --out and --resume.
 func (ft *flatTable) rowArgs(row string) []string {
 	args := append([]string{}, flatArch[ft.arch]...)
-	args = append(args, ft.dataArgs...)
+	args = append(append(args, ft.dataArgs...), ft.prepArgs...)
 	switch row {
 	case "base":
 		args = append(args, "--lr", "0.01")

@@ -23,7 +23,7 @@ func TestBenchFLATTable(t *testing.T) {
 	out := filepath.Join(dir, "table")
 	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 1 --round-epochs 1 --adv-per-round 40 --batch 32"
 	args := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
-		"--wordnet", filepath.Join(dir, "no-wordnet"), "--model", "cnn", "--attack", "textfooler",
+		"--wordnet", filepath.Join(dir, "no-wordnet"), "--model", "cnn", "--attack", "textfooler", "--max-len", "30",
 		"--explain", "ig,lime", "--workers", "2", "--flat-lr", "0.01", "--out", out, "--train-args", small}
 	code, stdout, stderr := runCmd(t, args...)
 	if code != 0 {
@@ -57,8 +57,8 @@ func TestBenchFLATTable(t *testing.T) {
 	}
 	// The FLAT row is a masked model trained against textfooler.
 	fm, err := model.Load(filepath.Join(out, "flat", "model"))
-	if err != nil || !fm.Net.Cfg.Mask || fm.Training["defense"] != "flat" {
-		t.Fatalf("flat row model: %v", err)
+	if err != nil || !fm.Net.Cfg.Mask || fm.Training["defense"] != "flat" || fm.MaxLen != 30 {
+		t.Fatalf("flat row model: max length %d, %v", fm.MaxLen, err)
 	}
 	// A rerun trains and attacks nothing and prints the same table.
 	code, again, stderr := runCmd(t, args...)
