@@ -215,3 +215,39 @@ func TestFLATReducesToAdv(t *testing.T) {
 		t.Fatal("FLAT with beta > 0 trained a model without a word mask")
 	}
 }
+
+// With a strong γ the round's training closes the importance gap on the
+// pairs it trains on (spec check 9's mechanism); ImportanceGapAfter
+// records it.
+func TestRoundsRecordGapAfterTraining(t *testing.T) {
+	ds := synth.SentimentDataset(200, 40, 0, 5)
+	vocab := train.BuildVocab(mustTok(t), ds.Train, 1, 0)
+	cfg := nn.DefaultConfig("cnn")
+	cfg.EmbedDim, cfg.Filters, cfg.Mask, cfg.MaskHidden = 16, 8, true, 16
+	m, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	atk := func(_ *model.Model, ex []dataset.Example, _ int) ([]string, error) {
+		out := make([]string, len(ex))
+		for i, e := range ex {
+			w := strings.Fields(e.Text)
+			if len(w) > 1 {
+				w[0] = w[1]
+			}
+			out[i] = strings.Join(w, " ")
+		}
+		return out, nil
+	}
+	f, _ := NewFLAT(0, 1)
+	res, err := AdversarialRounds(m, f, ds.Train, ds.Dev, atk, RoundsOptions{CleanEpochs: 2, Rounds: 1, RoundEpochs: 3,
+		Train: train.Options{Out: filepath.Join(t.TempDir(), "m"), LR: 0.01, Seed: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := res.Rounds[0]
+	t.Logf("gap before %.4f, after %.4f over %d pairs", st.ImportanceGap, st.ImportanceGapAfter, st.GapPairs)
+	if st.GapPairs == 0 || !(st.ImportanceGapAfter < st.ImportanceGap/2) {
+		t.Errorf("gap %.4f before and %.4f after training with γ = 1: want it at least halved", st.ImportanceGap, st.ImportanceGapAfter)
+	}
+}
