@@ -77,7 +77,8 @@ func TestBenchFTMLTable(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"| standard |", "| ftml |", "HLA†", "(89.7)", "(81.1)"} {
+	for _, want := range []string{"| standard |", "| ftml |", "HLA†", "(89.7)", "(81.1)",
+		"clean: FTML", "pwws: FTML", "≥ 70: ", "hla: FTML", "≥ sem ", "≥ ibp "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
@@ -163,5 +164,27 @@ func TestQuickRecipes(t *testing.T) {
 		if want != "" && !strings.Contains(args, want) {
 			t.Errorf("%s: quick args %q lack %q", r.Defense, args, want)
 		}
+	}
+}
+
+// The Table 1 targets are stated on the cells present, with the right
+// verdicts.
+func TestFTMLChecks(t *testing.T) {
+	cells := []tableCell{
+		{Defense: "standard", Column: "clean", Accuracy: 89.7}, {Defense: "standard", Column: "pwws", Accuracy: 0.5},
+		{Defense: "ftml", Column: "clean", Accuracy: 86.5}, {Defense: "ftml", Column: "pwws", Accuracy: 76.0},
+		{Defense: "ftml", Column: "hla", Accuracy: 60.0},
+		{Defense: "sem", Column: "clean", Accuracy: 88.0}, {Defense: "sem", Column: "pwws", Accuracy: 77.0},
+		{Defense: "sem", Column: "hla", Accuracy: 50.0},
+	}
+	got := strings.Join(ftmlChecks(cells, []string{"pwws", "ga", "hla"}), "\n")
+	want := strings.Join([]string{
+		"clean: FTML 86.5 ≥ standard 89.7 − 3.5: holds",
+		"pwws: FTML 76.0 ≥ 70: holds",
+		"pwws: FTML 76.0 ≥ sem 77.0: fails",
+		"hla: FTML 60.0 ≥ sem 50.0: holds",
+	}, "\n")
+	if got != want {
+		t.Errorf("checks:\n%s\nwant:\n%s", got, want)
 	}
 }
