@@ -148,3 +148,77 @@ func TestIBPRampFollowsAnnouncedStep(t *testing.T) {
 		}
 	}
 }
+
+// WordBoxes builds each distinct word's hull once: the boxes equal the
+// per-position definition exactly (padding and repeated words included),
+// and the embedding gradient of a linear function of the bounds matches
+// finite differences.
+func TestWordBoxesPerWord(t *testing.T) {
+	m, syn, tr, _ := setup(t, 4)
+	b := exBatch(tr[:5], m.Net.Enc.MinLen())
+	const k, eps = 8, 0.7
+	tp := ag.NewTape()
+	box := WordBoxes(tp, m.Net, syn, b, k, eps)
+	d := m.Net.Emb.Dim()
+	W := m.Net.Emb.W.Value.Data
+	L, U := box.L.Data(), box.U.Data()
+	for p, id := range b.IDs {
+		cands := []int32{id}
+		for j, s := range syn.Of(id) {
+			if j < k {
+				cands = append(cands, s)
+			}
+		}
+		for c := 0; c < d; c++ {
+			x := W[int(id)*d+c]
+			lo, hi := x, x
+			for _, w := range cands {
+				lo, hi = min(lo, W[int(w)*d+c]), max(hi, W[int(w)*d+c])
+			}
+			if wl, wu := x+float32(eps)*(lo-x), x+float32(eps)*(hi-x); L[p*d+c] != wl || U[p*d+c] != wu {
+				t.Fatalf("position %d (id %d) dim %d: box [%g, %g], want [%g, %g]", p, id, c, L[p*d+c], U[p*d+c], wl, wu)
+			}
+		}
+	}
+	r := rand.New(rand.NewSource(5))
+	cl, cu := tensor.New(box.L.Shape()...), tensor.New(box.U.Shape()...)
+	for i := range cl.Data {
+		cl.Data[i], cu.Data[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+	}
+	f := func(tp *ag.Tape) *ag.Var {
+		bx := WordBoxes(tp, m.Net, syn, b, k, eps)
+		return tp.Add(tp.Sum(tp.Mul(bx.L, tp.Const(cl))), tp.Sum(tp.Mul(bx.U, tp.Const(cu))))
+	}
+	m.Net.Emb.W.ZeroGrad()
+	tp = ag.NewTape()
+	tp.Backward(f(tp))
+	G := m.Net.Emb.W.Grad.Data
+	checked := 0
+	for i := 2 * d; i < len(W) && checked < 40; i += 7 {
+		if G[i] == 0 {
+			continue
+		}
+		const h = 1e-2
+		orig := W[i]
+		W[i] = orig + h
+		up := f(ag.NewTape()).Item()
+		W[i] = orig - h
+		down := f(ag.NewTape()).Item()
+		W[i] = orig
+		fd := (float64(up) - float64(down)) / (2 * h)
+		if diff := fd - float64(G[i]); diff > 1e-2*max(1, abs64(fd)) || -diff > 1e-2*max(1, abs64(fd)) {
+			t.Errorf("table entry %d: gradient %g, finite difference %g", i, G[i], fd)
+		}
+		checked++
+	}
+	if checked < 10 {
+		t.Fatalf("only %d table entries with gradient", checked)
+	}
+}
+
+func abs64(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
