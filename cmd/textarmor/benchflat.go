@@ -193,6 +193,11 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(ft.out, 0o755); err != nil {
 		return err
 	}
+	unlock, err := checkpoint.LockDir(ft.out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	for _, r := range ft.rows {
 		if err := ft.train(r); err != nil {
 			return fmt.Errorf("flat-table: %s: %w", r, err)

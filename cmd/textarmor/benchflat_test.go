@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -65,6 +66,15 @@ func TestBenchFLATTable(t *testing.T) {
 	if code != 0 || again != stdout || strings.Contains(stderr, "textarmor train") || strings.Contains(stderr, "textarmor attack") {
 		t.Errorf("rerun: exit %d, same table %v, stderr:\n%s", code, again == stdout, stderr)
 	}
+	// A second run on the same folder is refused while the first holds it.
+	lock := filepath.Join(out, ".lock")
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "in use by process") {
+		t.Errorf("locked folder: exit %d: %s", code, stderr)
+	}
+	os.Remove(lock)
 	// Other training flags for a finished row are refused.
 	args[len(args)-1] = small + " --dropout 0.1"
 	if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "remove") {

@@ -202,7 +202,11 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	if err := os.MkdirAll(tb.out, 0o755); err != nil {
 		return err
 	}
-	var err error
+	unlock, err := checkpoint.LockDir(tb.out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if tb.ds, tb.preset, err = ftmlTableData(tb.dataDir); err != nil {
 		return err
 	}

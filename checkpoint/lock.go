@@ -1,0 +1,52 @@
+package checkpoint
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// LockDir claims dir for this process, so that two runs writing the same
+// output folder (result CSVs appended row by row, models, tables) fail
+// fast instead of corrupting each other. It creates dir/.lock holding the
+// process id, or fails naming the process that holds it. A lock left by a
+// process that no longer runs (a killed run, which then resumes) is taken
+// over. The returned function releases the lock.
+func LockDir(dir string) (unlock func(), err error) {
+	path := filepath.Join(dir, ".lock")
+	for attempt := 0; attempt < 3; attempt++ {
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err == nil {
+			_, werr := fmt.Fprintf(f, "%d\n", os.Getpid())
+			if cerr := f.Close(); werr == nil {
+				werr = cerr
+			}
+			if werr != nil {
+				os.Remove(path)
+				return nil, werr
+			}
+			return func() { os.Remove(path) }, nil
+		}
+		if !errors.Is(err, os.ErrExist) {
+			return nil, err
+		}
+		raw, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return nil, err
+		}
+		pid, perr := strconv.Atoi(strings.TrimSpace(string(raw)))
+		if perr == nil && processAlive(pid) {
+			return nil, fmt.Errorf("%s is in use by process %d (another run writing the same folder): wait for it, stop it, or choose another folder (if no such run exists, remove %s)", dir, pid, path)
+		}
+		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("cannot lock %s: %s keeps changing", dir, path)
+}
