@@ -18,30 +18,38 @@ import (
 	"github.com/textarmor/textarmor/train"
 )
 
-func TestAdversarialRoundsFLAT(t *testing.T) {
-	ds := synth.SentimentDataset(300, 60, 0, 1)
+// maskedCNN is a small CNN with a word mask over the training vocabulary.
+func maskedCNN(t *testing.T, ds *dataset.Dataset, seed int64) *model.Model {
+	t.Helper()
 	vocab := train.BuildVocab(mustTok(t), ds.Train, 1, 0)
 	cfg := nn.DefaultConfig("cnn")
 	cfg.EmbedDim, cfg.Filters, cfg.Mask, cfg.MaskHidden = 16, 8, true, 16
-	m, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(1)))
+	m, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(seed)))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// A stand-in attack: swap the first word for the second.
-	atk := func(_ *model.Model, ex []dataset.Example, _ int) ([]string, error) {
-		out := make([]string, len(ex))
-		for i, e := range ex {
-			w := strings.Fields(e.Text)
-			if len(w) > 1 {
-				w[0] = w[1]
-			}
-			out[i] = strings.Join(w, " ")
+	return m
+}
+
+// copyFirstWord is a stand-in attack: the second word replaces the first.
+func copyFirstWord(_ *model.Model, ex []dataset.Example, _ int) ([]string, error) {
+	out := make([]string, len(ex))
+	for i, e := range ex {
+		w := strings.Fields(e.Text)
+		if len(w) > 1 {
+			w[0] = w[1]
 		}
-		return out, nil
+		out[i] = strings.Join(w, " ")
 	}
+	return out, nil
+}
+
+func TestAdversarialRoundsFLAT(t *testing.T) {
+	ds := synth.SentimentDataset(300, 60, 0, 1)
+	m := maskedCNN(t, ds, 1)
 	f, _ := NewFLAT(DefaultFLATBeta, DefaultFLATGamma)
 	out := filepath.Join(t.TempDir(), "m")
-	res, err := AdversarialRounds(m, f, ds.Train, ds.Dev, atk, RoundsOptions{CleanEpochs: 6, Rounds: 2, RoundEpochs: 2,
+	res, err := AdversarialRounds(m, f, ds.Train, ds.Dev, copyFirstWord, RoundsOptions{CleanEpochs: 6, Rounds: 2, RoundEpochs: 2,
 		PerRound: 100, Train: train.Options{Out: out, LR: 0.01, Seed: 1}, KeepRounds: true})
 	if err != nil {
 		t.Fatal(err)
@@ -85,16 +93,7 @@ func mustTok(t *testing.T) text.Tokenizer {
 
 func TestAdversarialRoundsResume(t *testing.T) {
 	ds := synth.SentimentDataset(200, 60, 0, 2)
-	vocab := train.BuildVocab(mustTok(t), ds.Train, 1, 0)
-	cfg := nn.DefaultConfig("cnn")
-	cfg.EmbedDim, cfg.Filters, cfg.Mask, cfg.MaskHidden = 16, 8, true, 16
-	newModel := func() *model.Model {
-		m, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(1)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return m
-	}
+	newModel := func() *model.Model { return maskedCNN(t, ds, 1) }
 	var calls []int
 	failAt := 0
 	atk := func(_ *model.Model, ex []dataset.Example, round int) ([]string, error) {
@@ -221,26 +220,9 @@ func TestFLATReducesToAdv(t *testing.T) {
 // records it.
 func TestRoundsRecordGapAfterTraining(t *testing.T) {
 	ds := synth.SentimentDataset(200, 40, 0, 5)
-	vocab := train.BuildVocab(mustTok(t), ds.Train, 1, 0)
-	cfg := nn.DefaultConfig("cnn")
-	cfg.EmbedDim, cfg.Filters, cfg.Mask, cfg.MaskHidden = 16, 8, true, 16
-	m, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 50, Classes: ds.Classes}, vocab, rand.New(rand.NewSource(2)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	atk := func(_ *model.Model, ex []dataset.Example, _ int) ([]string, error) {
-		out := make([]string, len(ex))
-		for i, e := range ex {
-			w := strings.Fields(e.Text)
-			if len(w) > 1 {
-				w[0] = w[1]
-			}
-			out[i] = strings.Join(w, " ")
-		}
-		return out, nil
-	}
+	m := maskedCNN(t, ds, 2)
 	f, _ := NewFLAT(0, 1)
-	res, err := AdversarialRounds(m, f, ds.Train, ds.Dev, atk, RoundsOptions{CleanEpochs: 2, Rounds: 1, RoundEpochs: 3,
+	res, err := AdversarialRounds(m, f, ds.Train, ds.Dev, copyFirstWord, RoundsOptions{CleanEpochs: 2, Rounds: 1, RoundEpochs: 3,
 		Train: train.Options{Out: filepath.Join(t.TempDir(), "m"), LR: 0.01, Seed: 1}})
 	if err != nil {
 		t.Fatal(err)

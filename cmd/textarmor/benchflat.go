@@ -350,6 +350,21 @@ func (ft *flatTable) readCell(row, name string) (flatCell, bool, error) {
 	return c, true, nil
 }
 
+// attackCell returns any summary of a row's attack with one recipe (every
+// method's run shares the attack, so they agree on SA and AA).
+func (ft *flatTable) attackCell(row, recipe string) (flatCell, bool, error) {
+	for _, m := range append([]string{""}, ft.methods...) {
+		name := recipe
+		if m != "" {
+			name += "." + m
+		}
+		if c, ok, err := ft.readCell(row, name); err != nil || ok {
+			return c, ok, err
+		}
+	}
+	return flatCell{}, false, nil
+}
+
 // writeTable writes table.md and table.json from the summaries present
 // and prints the markdown, with the spec's checks 11–13 where the cells
 // for them are there.
@@ -383,17 +398,11 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 		}
 		sa := " — |"
 		for _, a := range ft.attacks {
-			for _, m := range append([]string{""}, ft.methods...) {
-				name := a
-				if m != "" {
-					name += "." + m
-				}
-				if c, ok, err := ft.readCell(r, name); err != nil {
-					return err
-				} else if ok {
-					vals[key{r, "sa"}] = 100 * c.OriginalAccuracy
-					sa = fmt.Sprintf(" %.1f%s |", 100*c.OriginalAccuracy, paperNote(flatPaper(flatPaperSA, saKey, ft.dataset, 1), 0, "%.2f"))
-				}
+			if c, ok, err := ft.attackCell(r, a); err != nil {
+				return err
+			} else if ok {
+				vals[key{r, "sa"}] = 100 * c.OriginalAccuracy
+				sa = fmt.Sprintf(" %.1f%s |", 100*c.OriginalAccuracy, paperNote(flatPaper(flatPaperSA, saKey, ft.dataset, 1), 0, "%.2f"))
 			}
 		}
 		b.WriteString(sa)
@@ -404,17 +413,11 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 				ig, lime = flatPaper(flatPaperIG, pk, ft.dataset, 3), flatPaper(flatPaperLIME, pk, ft.dataset, 2)
 			}
 			aa := " — |"
-			for _, m := range append([]string{""}, ft.methods...) {
-				name := a
-				if m != "" {
-					name += "." + m
-				}
-				if c, ok, err := ft.readCell(r, name); err != nil {
-					return err
-				} else if ok {
-					vals[key{r, "aa/" + a}] = 100 * c.AfterAttack
-					aa = fmt.Sprintf(" %.1f%s |", 100*c.AfterAttack, paperNote(ig, 0, "%.2f"))
-				}
+			if c, ok, err := ft.attackCell(r, a); err != nil {
+				return err
+			} else if ok {
+				vals[key{r, "aa/" + a}] = 100 * c.AfterAttack
+				aa = fmt.Sprintf(" %.1f%s |", 100*c.AfterAttack, paperNote(ig, 0, "%.2f"))
 			}
 			b.WriteString(aa)
 			for _, m := range ft.methods {
