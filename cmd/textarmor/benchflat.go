@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/model"
 )
 
 // FLAT's printed values (spec flat.md §12) for the LSTM and CNN rows, in
@@ -101,7 +102,22 @@ type flatTable struct {
 	flatLR                 string
 	n, workers             int
 	dataset                string
+	use                    map[string]string // row → a model trained elsewhere
 	stderr                 io.Writer
+}
+
+// rowRecord is what DIR/ROW/trained.json records about how a row's model
+// was made, so that a rerun asking for something else is refused.
+type rowRecord struct {
+	Args []string `json:"train_args,omitempty"`
+	Used string   `json:"used,omitempty"`
+}
+
+func (r rowRecord) String() string {
+	if r.Used != "" {
+		return "the model given with --use (" + r.Used + ")"
+	}
+	return "`train " + strings.Join(r.Args, " ") + "`"
 }
 
 // flatCell is what the table reads from one attack run's JSON summary.
@@ -124,6 +140,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	var df dataFlags
 	df.register(fs, true)
 	var rows, attacks, methods, trainArgs, synPath, wnDir string
+	var use specList
 	fs.StringVar(&ft.out, "out", "", "output folder: one folder per row (model, training log, attack CSVs and JSON summaries), table.md, table.json; rerun to resume (required)")
 	fs.StringVar(&ft.arch, "model", "cnn", "architecture: cnn or lstm, FLAT's (spec §5)")
 	fs.StringVar(&ft.trainAttack, "attack", "textfooler", "attack the adv and FLAT rows train against: textfooler or pwws")
@@ -136,6 +153,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&ft.flatLR, "flat-lr", "0.001", "FLAT's learning rate (spec: 0.005, which collapsed the word masks on frozen vectors here; spec F16 allows tuning)")
 	fs.StringVar(&synPath, "synonyms", "", "counter-fitted neighbour JSON for the attacks (default: under --data)")
 	fs.StringVar(&wnDir, "wordnet", "", "WordNet dict directory for the attacks (default: the system's)")
+	fs.Var(&use, "use", "ROW=DIR: take a row's model from DIR (trained elsewhere, e.g. with `train`) instead of training it; repeatable")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -173,6 +191,18 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 		default:
 			return usageError{fmt.Errorf("--explain: %q: want ig, lime or none", m)}
 		}
+	}
+	ft.use = map[string]string{}
+	for _, u := range use {
+		row, dir, ok := strings.Cut(u, "=")
+		if !ok || (row != "base" && row != "adv" && row != "flat") || dir == "" {
+			return usageError{fmt.Errorf("--use %q: want ROW=DIR with ROW base, adv or flat", u)}
+		}
+		abs, err := filepath.Abs(dir)
+		if err != nil {
+			return err
+		}
+		ft.use[row] = abs
 	}
 	if ft.n < 0 || ft.workers < 1 {
 		return usageError{errors.New("--n must be ≥ 0 and --workers ≥ 1")}
@@ -266,20 +296,24 @@ func (ft *flatTable) train(row string) error {
 		return err
 	}
 	args := ft.rowArgs(row)
+	want := rowRecord{Args: args}
+	if src, ok := ft.use[row]; ok {
+		want = rowRecord{Used: src}
+	}
 	marker := filepath.Join(dir, "trained.json")
 	if raw, err := os.ReadFile(marker); err == nil {
-		var done struct {
-			Args []string `json:"train_args"`
-		}
+		var done rowRecord
 		if err := json.Unmarshal(raw, &done); err != nil {
 			return fmt.Errorf("%s: %w", marker, err)
 		}
-		if !reflect.DeepEqual(done.Args, args) {
-			return fmt.Errorf("%s was trained with `train %s`, this run asks for `train %s`; remove %s to retrain",
-				row, strings.Join(done.Args, " "), strings.Join(args, " "), dir)
+		if !reflect.DeepEqual(done, want) {
+			return fmt.Errorf("%s was made from %s, this run asks for %s; remove %s to redo it", row, done, want, dir)
 		}
-		fmt.Fprintf(ft.stderr, "flat-table: %s: trained model exists, skipping training\n", row)
+		fmt.Fprintf(ft.stderr, "flat-table: %s: model exists, skipping training\n", row)
 		return nil
+	}
+	if want.Used != "" {
+		return ft.adopt(row, want)
 	}
 	logf, err := os.OpenFile(filepath.Join(dir, "train.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
@@ -292,7 +326,29 @@ func (ft *flatTable) train(row string) error {
 	if err := runTrain(full, logf, io.MultiWriter(logf, ft.stderr)); err != nil {
 		return err
 	}
-	return writeJSON(marker, map[string]any{"train_args": args})
+	return writeJSON(marker, want)
+}
+
+// adopt copies a model trained elsewhere into a row, after checking that
+// it is the row's kind of model: the table's architecture, and a word mask
+// exactly for the FLAT row.
+func (ft *flatTable) adopt(row string, rec rowRecord) error {
+	m, err := model.Load(rec.Used)
+	if err != nil {
+		return fmt.Errorf("--use %s=%s: %w", row, rec.Used, err)
+	}
+	switch {
+	case m.Net.Cfg.Arch != ft.arch:
+		return fmt.Errorf("--use %s=%s: a %s model, the table is %s", row, rec.Used, m.Net.Cfg.Arch, ft.arch)
+	case m.Net.Cfg.Mask != (row == "flat"):
+		return fmt.Errorf("--use %s=%s: word mask %v, the %s row needs %v", row, rec.Used, m.Net.Cfg.Mask, row, row == "flat")
+	}
+	dir := filepath.Join(ft.out, row)
+	if err := m.Save(filepath.Join(dir, "model")); err != nil {
+		return err
+	}
+	fmt.Fprintf(ft.stderr, "flat-table: %s: model taken from %s\n", row, rec.Used)
+	return writeJSON(filepath.Join(dir, "trained.json"), rec)
 }
 
 // evaluate attacks a row's model with one recipe, once per interpretation
@@ -389,8 +445,14 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 	b.WriteString("\n")
 	type key struct{ row, col string }
 	vals := map[key]float64{}
+	var given []string
 	for _, r := range ft.rows {
 		label := map[string]string{"base": "base", "adv": "adv (" + ft.trainAttack + ")", "flat": "FLAT (" + ft.trainAttack + ")"}[r]
+		var rec rowRecord
+		if raw, err := os.ReadFile(filepath.Join(ft.out, r, "trained.json")); err == nil && json.Unmarshal(raw, &rec) == nil && rec.Used != "" {
+			label += " ‡"
+			given = append(given, fmt.Sprintf("‡ %s: model taken from %s (--use).", r, rec.Used))
+		}
 		fmt.Fprintf(&b, "| %s-%s |", strings.ToUpper(ft.arch), label)
 		saKey := ft.arch + "/" + r
 		if r != "base" {
@@ -445,6 +507,9 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 			}
 		}
 		b.WriteString("\n")
+	}
+	if len(given) > 0 {
+		b.WriteString("\n" + strings.Join(given, "\n") + "\n")
 	}
 	// Spec checks 11–13 on the cells present.
 	var checks []string

@@ -80,7 +80,23 @@ func TestBenchFLATTable(t *testing.T) {
 	if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "remove") {
 		t.Errorf("changed --train-args: exit %d: %s", code, stderr)
 	}
-	for _, bad := range [][]string{{"--model", "bilstm"}, {"--attack", "ga"}, {"--rows", "base,x"}, {"--explain", "shap"}} {
+	// A row can take a model trained elsewhere: it is evaluated, not trained,
+	// and marked; a model of the wrong kind for the row is refused.
+	used := filepath.Join(dir, "used")
+	useArgs := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
+		"--wordnet", filepath.Join(dir, "no-wordnet"), "--rows", "flat", "--explain", "none", "--out", used,
+		"--use", "flat=" + filepath.Join(out, "flat", "model")}
+	code, stdout, stderr = runCmd(t, useArgs...)
+	if code != 0 || strings.Contains(stderr, "textarmor train") || !strings.Contains(stdout, "| CNN-FLAT (textfooler) ‡ |") ||
+		!strings.Contains(stdout, "model taken from") {
+		t.Errorf("--use: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	badUse := append(append([]string{}, useArgs[:len(useArgs)-4]...), "--rows", "base", "--out", filepath.Join(dir, "used2"),
+		"--use", "base="+filepath.Join(out, "flat", "model"))
+	if code, _, stderr := runCmd(t, badUse...); code == 0 || !strings.Contains(stderr, "word mask true") {
+		t.Errorf("--use of a masked model as base: exit %d: %s", code, stderr)
+	}
+	for _, bad := range [][]string{{"--model", "bilstm"}, {"--attack", "ga"}, {"--rows", "base,x"}, {"--explain", "shap"}, {"--use", "flat"}, {"--use", "x=dir"}} {
 		a := append([]string{"bench", "flat-table", "--out", filepath.Join(dir, "bad")}, bad...)
 		if code, _, _ := runCmd(t, a...); code != 2 {
 			t.Errorf("%v: exit %d, want 2", bad, code)
