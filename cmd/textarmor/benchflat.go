@@ -330,8 +330,8 @@ func (ft *flatTable) train(row string) error {
 }
 
 // adopt copies a model trained elsewhere into a row, after checking that
-// it is the row's kind of model: the table's architecture, and a word mask
-// exactly for the FLAT row.
+// it is the row's kind of model: the table's architecture and dataset, and a
+// word mask exactly for the FLAT row.
 func (ft *flatTable) adopt(row string, rec rowRecord) error {
 	m, err := model.Load(rec.Used)
 	if err != nil {
@@ -342,6 +342,9 @@ func (ft *flatTable) adopt(row string, rec rowRecord) error {
 		return fmt.Errorf("--use %s=%s: a %s model, the table is %s", row, rec.Used, m.Net.Cfg.Arch, ft.arch)
 	case m.Net.Cfg.Mask != (row == "flat"):
 		return fmt.Errorf("--use %s=%s: word mask %v, the %s row needs %v", row, rec.Used, m.Net.Cfg.Mask, row, row == "flat")
+	}
+	if ds, _ := m.Training["dataset"].(string); ft.dataset != "" && ds != "" && ds != ft.dataset {
+		return fmt.Errorf("--use %s=%s: trained on %s, the table is on %s", row, rec.Used, ds, ft.dataset)
 	}
 	dir := filepath.Join(ft.out, row)
 	if err := m.Save(filepath.Join(dir, "model")); err != nil {
