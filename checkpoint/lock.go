@@ -9,13 +9,17 @@ import (
 	"strings"
 )
 
-// LockDir claims dir for this process, so that two runs writing the same
-// output folder (result CSVs appended row by row, models, tables) fail
-// fast instead of corrupting each other. It creates dir/.lock holding the
-// process id, or fails naming the process that holds it. A lock left by a
-// process that no longer runs (a killed run, which then resumes) is taken
-// over. The returned function releases the lock.
+// LockDir creates dir if needed and claims it for this process, so that
+// two runs writing the same output folder (result CSVs appended row by
+// row, models, tables) fail fast instead of corrupting each other. It
+// creates dir/.lock holding the process id, or fails naming the process
+// that holds it. A lock left by a process that no longer runs (a killed
+// run, which then resumes) is taken over. The returned function releases
+// the lock.
 func LockDir(dir string) (unlock func(), err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
 	path := filepath.Join(dir, ".lock")
 	for attempt := 0; attempt < 3; attempt++ {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)

@@ -58,7 +58,7 @@ func WordBoxes(t *ag.Tape, m *nn.Classifier, syn *SynonymTable, b *nn.Batch, k i
 	// A word's hull depends only on the word: build it once per distinct
 	// word of the batch (padding is most positions of a long-text batch)
 	// and gather it to the positions.
-	uniq, at := distinctIDs(b.IDs)
+	uniq, at := nn.UniqueIDs(b.IDs)
 	cand, _ := candidates(syn, uniq, k) // unused slots repeat the word
 	d := m.Emb.Dim()
 	v := t.Reshape(t.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID), len(uniq), n, d)
@@ -69,23 +69,6 @@ func WordBoxes(t *ag.Tape, m *nn.Classifier, syn *SynonymTable, b *nn.Batch, k i
 	l := t.Add(x, t.Scale(t.Sub(lo, x), e))
 	u := t.Add(x, t.Scale(t.Sub(hi, x), e))
 	return reshapeIv(t, Interval{l, u}, b.B, b.L, d)
-}
-
-// distinctIDs returns the distinct ids in order of first occurrence and,
-// for every position, its index among them.
-func distinctIDs(ids []int32) (uniq []int32, at []int) {
-	index := map[int32]int{}
-	at = make([]int, len(ids))
-	for i, id := range ids {
-		j, ok := index[id]
-		if !ok {
-			j = len(uniq)
-			index[id] = j
-			uniq = append(uniq, id)
-		}
-		at[i] = j
-	}
-	return uniq, at
 }
 
 // CheckBounds reports whether interval propagation supports m's encoder.

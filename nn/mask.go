@@ -50,9 +50,10 @@ func (w *WordMask) KeepLogit(t *ag.Tape, e *ag.Var) *ag.Var {
 // Phi returns φ for embedding rows e [N, D] as [N, 1].
 func (w *WordMask) Phi(t *ag.Tape, e *ag.Var) *ag.Var { return t.Sigmoid(w.KeepLogit(t, e)) }
 
-// uniqueIDs returns the distinct ids of ids in ascending order and, for
-// every position, the index of its id in that list.
-func uniqueIDs(ids []int32) (uniq []int32, at []int) {
+// UniqueIDs returns the distinct ids of ids in ascending order and, for
+// every position, the index of its id in that list: for work that depends
+// only on the word, done once per distinct word and gathered back.
+func UniqueIDs(ids []int32) (uniq []int32, at []int) {
 	seen := map[int32]int{}
 	for _, id := range ids {
 		if _, ok := seen[id]; !ok {
@@ -86,7 +87,7 @@ type MaskOut struct {
 // runs once per distinct word on its row of the embedding table, so a word
 // gets a bit-identical φ wherever it occurs.
 func (w *WordMask) PositionPhi(t *ag.Tape, emb *Embedding, ids []int32) *ag.Var {
-	uniq, at := uniqueIDs(ids)
+	uniq, at := UniqueIDs(ids)
 	phi := w.Phi(t, t.Lookup(emb.W.Var, uniq, emb.PadID))
 	return t.Gather(phi, at)
 }
@@ -96,7 +97,7 @@ func (w *WordMask) PositionPhi(t *ag.Tape, emb *Embedding, ids []int32) *ag.Var 
 // tapes scale by φ.
 func (w *WordMask) Apply(t *ag.Tape, emb *Embedding, x *ag.Var, ids []int32) MaskOut {
 	sh := x.Shape()
-	uniq, at := uniqueIDs(ids)
+	uniq, at := UniqueIDs(ids)
 	logit := t.Gather(w.KeepLogit(t, t.Lookup(emb.W.Var, uniq, emb.PadID)), at) // [N, 1]
 	phi := t.Sigmoid(logit)
 	if !t.Train {

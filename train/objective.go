@@ -28,6 +28,13 @@ type ExtraParams interface {
 	Params() []*ag.Param
 }
 
+// Recorded is implemented by objectives with settings of their own: Info
+// goes into the trained model's record and into checkpoints, which refuse
+// a resume under other settings.
+type Recorded interface {
+	Info() map[string]any
+}
+
 // Scheduled is implemented by objectives whose settings follow a schedule
 // over optimiser steps (IBP's κ and ε ramps). Run calls AtStep with the
 // 0-based step of the run before each training Loss, so a resumed run

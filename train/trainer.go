@@ -120,7 +120,7 @@ type state struct {
 // objectiveSettings is the JSON of an objective's Info(), its recorded
 // hyper-parameters; nil when it has none.
 func objectiveSettings(obj Objective) json.RawMessage {
-	in, ok := obj.(interface{ Info() map[string]any })
+	in, ok := obj.(Recorded)
 	if !ok {
 		return nil
 	}

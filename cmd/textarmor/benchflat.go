@@ -163,19 +163,19 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	if _, ok := flatArch[ft.arch]; !ok {
 		return usageError{fmt.Errorf("--model %q: want cnn or lstm", ft.arch)}
 	}
-	if ft.trainAttack != "textfooler" && ft.trainAttack != "pwws" {
+	if !flatAttack(ft.trainAttack) {
 		return usageError{fmt.Errorf("--attack %q: want textfooler or pwws", ft.trainAttack)}
 	}
 	if ft.attacks = splitList(attacks); len(ft.attacks) == 0 {
 		ft.attacks = []string{ft.trainAttack}
 	}
 	for _, a := range ft.attacks {
-		if a != "textfooler" && a != "pwws" {
+		if !flatAttack(a) {
 			return usageError{fmt.Errorf("--attacks: %q: want textfooler or pwws", a)}
 		}
 	}
 	for _, r := range splitList(rows) {
-		if r != "base" && r != "adv" && r != "flat" {
+		if !flatRow(r) {
 			return usageError{fmt.Errorf("--rows: %q: want base, adv or flat", r)}
 		}
 		ft.rows = append(ft.rows, r)
@@ -195,7 +195,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	ft.use = map[string]string{}
 	for _, u := range use {
 		row, dir, ok := strings.Cut(u, "=")
-		if !ok || (row != "base" && row != "adv" && row != "flat") || dir == "" {
+		if !ok || !flatRow(row) || dir == "" {
 			return usageError{fmt.Errorf("--use %q: want ROW=DIR with ROW base, adv or flat", u)}
 		}
 		abs, err := filepath.Abs(dir)
@@ -220,9 +220,6 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 	ft.dataset = df.name
-	if err := os.MkdirAll(ft.out, 0o755); err != nil {
-		return err
-	}
 	unlock, err := checkpoint.LockDir(ft.out)
 	if err != nil {
 		return err
@@ -244,7 +241,11 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	return ft.writeTable(stdout)
 }
 
-// rowArgs are the `train` arguments of a row, without --out and --resume.
+func flatRow(r string) bool    { return r == "base" || r == "adv" || r == "flat" }
+func flatAttack(a string) bool { return a == "textfooler" || a == "pwws" }
+
+// rowArgs are the `train` arguments of a row that decide its model: without
+// --out, --resume and the attack workers (results do not depend on them).
 func (ft *flatTable) rowArgs(row string) []string {
 	args := append([]string{}, flatArch[ft.arch]...)
 	args = append(append(args, ft.dataArgs...), ft.prepArgs...)
@@ -252,10 +253,10 @@ func (ft *flatTable) rowArgs(row string) []string {
 	case "base":
 		args = append(args, "--lr", "0.01")
 	case "adv":
-		args = append(args, "--defense", "adv", "--attack", ft.trainAttack, "--attack-workers", fmt.Sprint(ft.workers))
+		args = append(args, "--defense", "adv", "--attack", ft.trainAttack)
 		args = append(args, ft.synArgs...)
 	case "flat":
-		args = append(args, "--defense", "flat", "--attack", ft.trainAttack, "--attack-workers", fmt.Sprint(ft.workers), "--lr", ft.flatLR)
+		args = append(args, "--defense", "flat", "--attack", ft.trainAttack, "--lr", ft.flatLR)
 		args = append(args, ft.synArgs...)
 	}
 	return append(args, rowTrainArgs(row, ft.trainArgs)...)
@@ -274,6 +275,17 @@ func rowTrainArgs(row string, args []string) []string {
 	case "adv":
 		drop["beta"], drop["gamma"], drop["entropy-reduction"] = true, true, true
 	}
+	return withoutFlags(args, drop)
+}
+
+// withoutFlag drops one flag (with its value) from train arguments.
+func withoutFlag(args []string, name string) []string {
+	return withoutFlags(args, map[string]bool{name: true})
+}
+
+// withoutFlags drops the named flags, with their values, from train
+// arguments (--name value or --name=value; keep-rounds is boolean).
+func withoutFlags(args []string, drop map[string]bool) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
 		name, _, hasValue := strings.Cut(strings.TrimLeft(args[i], "-"), "=")
@@ -306,6 +318,7 @@ func (ft *flatTable) train(row string) error {
 		if err := json.Unmarshal(raw, &done); err != nil {
 			return fmt.Errorf("%s: %w", marker, err)
 		}
+		done.Args = withoutFlag(done.Args, "attack-workers") // records before 2026-11-24 kept it
 		if !reflect.DeepEqual(done, want) {
 			return fmt.Errorf("%s was made from %s, this run asks for %s; remove %s to redo it", row, done, want, dir)
 		}
@@ -321,6 +334,9 @@ func (ft *flatTable) train(row string) error {
 	}
 	defer logf.Close()
 	full := append([]string{"--out", filepath.Join(dir, "model"), "--resume", "--quiet"}, args...)
+	if row != "base" {
+		full = append(full, "--attack-workers", fmt.Sprint(ft.workers))
+	}
 	fmt.Fprintf(ft.stderr, "flat-table: %s: textarmor train %s\n", row, strings.Join(full, " "))
 	fmt.Fprintf(logf, "textarmor train %s\n", strings.Join(full, " "))
 	if err := runTrain(full, logf, io.MultiWriter(logf, ft.stderr)); err != nil {

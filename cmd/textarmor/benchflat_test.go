@@ -66,6 +66,22 @@ func TestBenchFLATTable(t *testing.T) {
 	if code != 0 || again != stdout || strings.Contains(stderr, "textarmor train") || strings.Contains(stderr, "textarmor attack") {
 		t.Errorf("rerun: exit %d, same table %v, stderr:\n%s", code, again == stdout, stderr)
 	}
+	// The worker count does not decide a model: a rerun with another one
+	// trains nothing (records from before it was left out say
+	// --attack-workers; they count as the same).
+	workers1 := append(append([]string{}, args...), "--workers", "1")
+	marker := filepath.Join(out, "adv", "trained.json")
+	var rec rowRecord
+	if raw, err := os.ReadFile(marker); err != nil || json.Unmarshal(raw, &rec) != nil || len(rec.Args) == 0 {
+		t.Fatalf("adv record: %v", err)
+	}
+	rec.Args = append(rec.Args, "--attack-workers", "2")
+	if err := writeJSON(marker, rec); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, workers1...); code != 0 || strings.Contains(stderr, "textarmor train") {
+		t.Errorf("rerun with --workers 1 and an old-style record: exit %d:\n%s", code, stderr)
+	}
 	// A second run on the same folder is refused while the first holds it.
 	lock := filepath.Join(out, ".lock")
 	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {

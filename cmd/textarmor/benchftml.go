@@ -199,9 +199,6 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	tb.out = filepath.Join(tb.out, tb.arch)
-	if err := os.MkdirAll(tb.out, 0o755); err != nil {
-		return err
-	}
 	unlock, err := checkpoint.LockDir(tb.out)
 	if err != nil {
 		return err

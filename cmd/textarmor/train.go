@@ -409,7 +409,7 @@ func loadNeighborFile(path, dataDir string) (*lexicon.Neighbors, string, error) 
 // describeObjective records an objective's settings in the training
 // record (info) and prints its one-line summary, for those that have them.
 func describeObjective(obj train.Objective, info map[string]any, stderr io.Writer) {
-	if in, ok := obj.(interface{ Info() map[string]any }); ok {
+	if in, ok := obj.(train.Recorded); ok {
 		info[obj.Name()] = in.Info()
 	}
 	if sm, ok := obj.(interface{ Summary() string }); ok {
