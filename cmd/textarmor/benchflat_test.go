@@ -112,6 +112,27 @@ func TestBenchFLATTable(t *testing.T) {
 	if code, _, stderr := runCmd(t, badUse...); code == 0 || !strings.Contains(stderr, "word mask true") {
 		t.Errorf("--use of a masked model as base: exit %d: %s", code, stderr)
 	}
+	// A model trained on another dataset is refused, naming both.
+	other := filepath.Join(dir, "trec-model")
+	fm.Training["dataset"] = "trec"
+	if err := fm.Save(other); err != nil {
+		t.Fatal(err)
+	}
+	presetDir := filepath.Join(dir, "presets")
+	writeSST2Sent(t, presetDir)
+	wrongData := []string{"bench", "flat-table", "--dataset", "sst2-sent", "--data", presetDir, "--synonyms", syn,
+		"--wordnet", filepath.Join(dir, "no-wordnet"), "--rows", "flat", "--explain", "none", "--out", filepath.Join(dir, "used3"),
+		"--use", "flat=" + other}
+	if code, _, stderr := runCmd(t, wrongData...); code == 0 || !strings.Contains(stderr, "trained on trec, the table is on sst2-sent") {
+		t.Errorf("--use of a TREC model in an SST-2 table: exit %d: %s", code, stderr)
+	}
+	fm.Training["dataset"] = "sst2-sent"
+	if err := fm.Save(other); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, wrongData...); code != 0 || !strings.Contains(stderr, "model taken from") {
+		t.Errorf("--use of a model trained on the table's dataset: exit %d: %s", code, stderr)
+	}
 	for _, bad := range [][]string{{"--model", "bilstm"}, {"--attack", "ga"}, {"--rows", "base,x"}, {"--explain", "shap"}, {"--use", "flat"}, {"--use", "x=dir"}} {
 		a := append([]string{"bench", "flat-table", "--out", filepath.Join(dir, "bad")}, bad...)
 		if code, _, _ := runCmd(t, a...); code != 2 {
