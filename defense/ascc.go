@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand"
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/nn"
@@ -27,8 +26,14 @@ type ASCC struct {
 	Beta          float64 // weight of the KL term in the outer loss (4)
 	Seed          int64
 
-	rng *rand.Rand
+	starts stream
 }
+
+// RandomDraws implements train.Random: the starting points' stream position.
+func (a *ASCC) RandomDraws() uint64 { return a.starts.draws() }
+
+// SkipRandom implements train.Random.
+func (a *ASCC) SkipRandom(n uint64) { a.starts.skip(a.Seed, n) }
 
 // NewASCC returns ASCC with the spec's defaults.
 func NewASCC(syn *SynonymTable) *ASCC {
@@ -97,9 +102,7 @@ func kl(t *ag.Tape, p, logp, logits *ag.Var, rows int) *ag.Var {
 // Adversary runs the inner maximisation and returns the convex weights
 // softmax(a) [B·L, K+1] (constant) with the candidate ids.
 func (a *ASCC) Adversary(m *nn.Classifier, b *nn.Batch) (w *tensor.Tensor, cand []int32) {
-	if a.rng == nil {
-		a.rng = rand.New(rand.NewSource(a.Seed))
-	}
+	rng := a.starts.rand(a.Seed)
 	n := a.K + 1
 	cand, bias := candidates(a.Syn, b.IDs, a.K)
 	defer freeze(m)()
@@ -121,7 +124,7 @@ func (a *ASCC) Adversary(m *nn.Classifier, b *nn.Batch) (w *tensor.Tensor, cand 
 	}
 	params := tensor.New(b.B*b.L, n)
 	for i := range params.Data {
-		params.Data[i] = float32(a.rng.NormFloat64() * 0.01)
+		params.Data[i] = float32(rng.NormFloat64() * 0.01)
 	}
 	m1, m2 := make([]float32, len(params.Data)), make([]float32, len(params.Data))
 	const b1, b2, eps = 0.9, 0.999, 1e-8

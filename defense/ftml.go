@@ -57,8 +57,14 @@ type Config struct {
 	// Alpha0 is the α0 measured when Alpha was 0 (0 otherwise).
 	Alpha0 float64
 
-	rng *rand.Rand
+	negatives stream
 }
+
+// RandomDraws implements train.Random: the negative sampler's position.
+func (c *Config) RandomDraws() uint64 { return c.negatives.draws() }
+
+// SkipRandom implements train.Random.
+func (c *Config) SkipRandom(n uint64) { c.negatives.skip(c.Seed, n) }
 
 // DefaultConfig returns the spec's defaults (k = 8, p = 2, β = 1, α from α0,
 // CE does not update the embedding, seed 42) for the synonym table syn.
@@ -175,16 +181,14 @@ func dist(a, b []float32, p float64, squared bool) float64 {
 // sampleNegatives draws K ids uniformly (with replacement) from the
 // non-special ids {2, …, V−1}: one draw per batch (spec §4.4).
 func (c *Config) sampleNegatives(v int) []int32 {
-	if c.rng == nil {
-		c.rng = rand.New(rand.NewSource(c.Seed))
-	}
+	rng := c.negatives.rand(c.Seed)
 	first := int(text.UnkID) + 1
 	out := make([]int32, c.K)
 	if v <= first {
 		return nil
 	}
 	for i := range out {
-		out[i] = int32(first + c.rng.Intn(v-first))
+		out[i] = int32(first + rng.Intn(v-first))
 	}
 	return out
 }

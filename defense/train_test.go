@@ -1,12 +1,14 @@
 package defense
 
 import (
+	"errors"
 	"maps"
 	"math"
 	"math/rand"
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/lexicon"
@@ -191,5 +193,76 @@ func TestFTMLShrinksSynonymDistances(t *testing.T) {
 		if name == "ftml" && got.MeanRandomDist < init.Alpha {
 			t.Fatalf("mean random distance %.3f fell below alpha %.3f", got.MeanRandomDist, init.Alpha)
 		}
+	}
+}
+
+// randomObjective is an objective with a random stream of its own.
+type randomObjective interface {
+	train.Objective
+	train.Random
+	train.Recorded
+}
+
+// killedAt stops a run at its at-th step, as a killed process would.
+type killedAt struct {
+	randomObjective
+	at, steps int
+}
+
+func (k *killedAt) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, error) {
+	if k.steps++; k.steps == k.at {
+		return train.Output{}, errors.New("killed")
+	}
+	return k.randomObjective.Loss(t, m, b)
+}
+
+// FTML's negatives and ASCC's starting points continue their streams
+// across a resume: a run killed inside an epoch and resumed from its
+// checkpoint ends with the weights of a run that never stopped.
+func TestRandomObjectivesResumeExactly(t *testing.T) {
+	for _, name := range []string{"ftml", "ascc"} {
+		t.Run(name, func(t *testing.T) {
+			build := func() (*model.Model, randomObjective, []train.Example, []train.Example) {
+				m, syn, tr, dv := setup(t, 1)
+				if name == "ascc" {
+					a := NewASCC(syn)
+					a.Steps = 2
+					return m, a, tr, dv
+				}
+				cfg := DefaultConfig(syn)
+				cfg.InitAlpha(m.Net.Emb.W.Value)
+				f, err := NewFTML(cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return m, f, tr, dv
+			}
+			dir := t.TempDir()
+			opt := train.Options{Epochs: 2, BatchSize: 32, LR: 5e-3, Seed: 7, Out: filepath.Join(dir, "full")}
+			full, obj, tr, dv := build()
+			if _, err := train.Run(full, obj, tr, dv, opt); err != nil {
+				t.Fatal(err)
+			}
+			if obj.RandomDraws() == 0 {
+				t.Fatal("the objective drew nothing from its stream")
+			}
+			steps := (len(tr) + 31) / 32
+			broken, obj, tr, dv := build()
+			opt.Out, opt.CheckpointEvery = filepath.Join(dir, "resumed"), time.Nanosecond
+			if _, err := train.Run(broken, &killedAt{randomObjective: obj, at: steps + 3}, tr, dv, opt); err == nil {
+				t.Fatal("the killed run did not stop")
+			}
+			resumed, obj, tr, dv := build()
+			opt.Resume = true
+			if _, err := train.Run(resumed, obj, tr, dv, opt); err != nil {
+				t.Fatal(err)
+			}
+			want, got := params(full), params(resumed)
+			for i := range want {
+				if !slices.Equal(want[i], got[i]) {
+					t.Fatalf("parameter %d differs from the uninterrupted run's", i)
+				}
+			}
+		})
 	}
 }

@@ -43,6 +43,15 @@ type Scheduled interface {
 	AtStep(step int)
 }
 
+// Random is implemented by objectives that draw random numbers of their
+// own (FTML's negatives, ASCC's starting points). Checkpoints record
+// RandomDraws, and a resume calls SkipRandom with it on the freshly built
+// objective, so the stream continues instead of starting over.
+type Random interface {
+	RandomDraws() uint64
+	SkipRandom(n uint64)
+}
+
 // Standard is plain cross-entropy training.
 type Standard struct{}
 

@@ -7,10 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/seeded"
 	"github.com/textarmor/textarmor/synth"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
@@ -278,5 +280,84 @@ func TestScheduledStepsSurviveResume(t *testing.T) {
 	}
 	if len(resumed.seen) != steps || resumed.seen[0] != 2*steps || resumed.seen[steps-1] != 3*steps-1 {
 		t.Fatalf("resumed run announced steps %v, want %d..%d", resumed.seen, 2*steps, 3*steps-1)
+	}
+}
+
+// randomObjective scales the loss by a factor from a random stream of its
+// own, so the weights depend on where that stream stands.
+type randomObjective struct {
+	failingObjective
+	r   *rand.Rand
+	src *seeded.Source
+}
+
+func (o *randomObjective) stream() *rand.Rand {
+	if o.r == nil {
+		o.r, o.src = seeded.New(3)
+	}
+	return o.r
+}
+
+func (o *randomObjective) RandomDraws() uint64 { o.stream(); return o.src.Draws() }
+func (o *randomObjective) SkipRandom(n uint64) { o.stream(); o.src.Skip(n) }
+
+func (o *randomObjective) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (Output, error) {
+	out, err := o.failingObjective.Loss(t, m, b)
+	if err != nil {
+		return out, err
+	}
+	out.Loss = t.Scale(out.Loss, float32(0.5+o.stream().Float64()))
+	return out, nil
+}
+
+// A run killed inside an epoch resumes from its last checkpoint, inside
+// the epoch or at its start, and ends with exactly the weights and epoch
+// statistics of a run that never stopped: the batch order, the tape's
+// dropout draws, the objective's own random stream and the running sums
+// all continue where they were.
+func TestResumeInsideEpochMatchesUninterrupted(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		every     time.Duration
+		failAt    int // step of the run at which it is killed, in units of an epoch's steps plus a remainder
+		extra     int
+		wantEpoch int // ResumedFrom
+	}{
+		{"checkpoint every step, killed in epoch 2", time.Nanosecond, 1, 4, 1},
+		{"epoch checkpoints only, killed in epoch 3", 0, 2, 3, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			full, tr, dv := setup(t, "cnn", 1)
+			opt := Options{Epochs: 3, BatchSize: 16, Seed: 9, Out: filepath.Join(dir, "full")}
+			want, err := Run(full, &randomObjective{}, tr, dv, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			steps := (len(tr) + 15) / 16
+			broken, tr, dv := setup(t, "cnn", 1)
+			opt.Out, opt.CheckpointEvery = filepath.Join(dir, "resumed"), tc.every
+			if _, err := Run(broken, &randomObjective{failingObjective: failingObjective{failAtStep: tc.failAt*steps + tc.extra}}, tr, dv, opt); err == nil {
+				t.Fatal("the interrupted run did not stop")
+			}
+			resumed, tr, dv := setup(t, "cnn", 77)
+			opt.Resume = true
+			got, err := Run(resumed, &randomObjective{}, tr, dv, opt)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ResumedFrom != tc.wantEpoch {
+				t.Errorf("resumed from epoch %d, want %d", got.ResumedFrom, tc.wantEpoch)
+			}
+			if d := tensor.MaxAbsDiff(weights(full), weights(resumed)); d != 0 {
+				t.Fatalf("resumed run differs from the uninterrupted one by %g", d)
+			}
+			for i := range want.Epochs {
+				w, g := want.Epochs[i], got.Epochs[i]
+				if w.TrainLoss != g.TrainLoss || w.TrainAcc != g.TrainAcc || w.DevAcc != g.DevAcc || w.Terms["ce"] != g.Terms["ce"] {
+					t.Errorf("epoch %d: loss %v acc %v dev %v, uninterrupted %v %v %v", i+1, g.TrainLoss, g.TrainAcc, g.DevAcc, w.TrainLoss, w.TrainAcc, w.DevAcc)
+				}
+			}
+		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/optim"
+	"github.com/textarmor/textarmor/seeded"
 	"github.com/textarmor/textarmor/tensor"
 )
 
@@ -50,6 +51,12 @@ type Options struct {
 	// Optimizer, LR's initial value, Momentum and WeightDecay are then the
 	// shared optimizer's; LR is still set at every epoch.
 	Shared optim.Optimizer
+	// CheckpointEvery, when positive, also checkpoints inside an epoch
+	// whenever this much time has passed since the last checkpoint, so an
+	// interrupted run of long epochs loses at most about this much work.
+	// The resumed run draws and computes exactly what an uninterrupted one
+	// would.
+	CheckpointEvery time.Duration
 }
 
 func (o *Options) defaults() error {
@@ -115,6 +122,26 @@ type state struct {
 	// runs. Older checkpoints have neither and are not checked.
 	Objective string          `json:"objective,omitempty"`
 	Settings  json.RawMessage `json:"settings,omitempty"`
+	// ObjectiveDraws is how far the objective's own random stream had got
+	// (objectives implementing Random).
+	ObjectiveDraws uint64 `json:"objective_draws,omitempty"`
+	// Partial is an unfinished epoch's progress, in checkpoints written
+	// inside an epoch (Options.CheckpointEvery).
+	Partial *partialEpoch `json:"partial,omitempty"`
+}
+
+// partialEpoch is where a checkpoint inside epoch Epoch stands: Step
+// batches done, the tape's random draws so far, and the running sums the
+// epoch's statistics are made of.
+type partialEpoch struct {
+	Epoch     int                `json:"epoch"`
+	Step      int                `json:"step"`
+	TapeDraws uint64             `json:"tape_draws"`
+	LossSum   float64            `json:"loss_sum"`
+	Correct   int                `json:"correct"`
+	Seen      int                `json:"seen"`
+	Terms     map[string]float64 `json:"terms"`
+	Seconds   float64            `json:"seconds"`
 }
 
 // objectiveSettings is the JSON of an objective's Info(), its recorded
@@ -200,7 +227,11 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		} else if ok {
 			st.Result.ResumedFrom = st.Epoch
 			if opt.Progress != nil {
-				fmt.Fprintf(opt.Progress, "resuming from %s after epoch %d\n", ckpt, st.Epoch)
+				if p := st.Partial; p != nil {
+					fmt.Fprintf(opt.Progress, "resuming from %s in epoch %d after step %d\n", ckpt, p.Epoch, p.Step)
+				} else {
+					fmt.Fprintf(opt.Progress, "resuming from %s after epoch %d\n", ckpt, st.Epoch)
+				}
 			}
 		}
 	}
@@ -227,14 +258,19 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		// Each epoch's randomness depends only on (seed, epoch), so a resumed
 		// run draws exactly what an uninterrupted one would.
 		rng := rand.New(rand.NewSource(opt.Seed*1_000_003 + int64(epoch)))
-		tape.Rng = rand.New(rand.NewSource(opt.Seed*7_919 + int64(epoch)))
+		var tapeSrc *seeded.Source
+		tape.Rng, tapeSrc = seeded.New(opt.Seed*7_919 + int64(epoch))
 		batches := Batches(trainSet, opt.BatchSize, rng, minLen)
 		bar := newProgress(opt.Progress, fmt.Sprintf("epoch %d/%d", epoch, opt.Epochs), len(batches))
-		start := time.Now()
-		var lossSum float64
-		var correct, seen int
-		terms := map[string]float64{}
-		for step, b := range batches {
+		start, lastSave := time.Now(), time.Now()
+		ep := partialEpoch{Epoch: epoch, Terms: map[string]float64{}}
+		if p := st.Partial; p != nil && p.Epoch == epoch {
+			ep = *p
+			tapeSrc.Skip(p.TapeDraws)
+		}
+		st.Partial = nil
+		for step := ep.Step; step < len(batches); step++ {
+			b := batches[step]
 			tape.Reset()
 			if sc, ok := obj.(Scheduled); ok {
 				sc.AtStep((epoch-1)*len(batches) + step)
@@ -254,27 +290,38 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			}
 			opz.Step(params)
 			optim.ZeroGrad(params)
-			lossSum += loss * float64(b.B)
+			ep.LossSum += loss * float64(b.B)
 			for k, v := range out.Terms {
-				terms[k] += float64(v) * float64(b.B)
+				ep.Terms[k] += float64(v) * float64(b.B)
 			}
 			if out.Logits != nil {
 				c := out.Logits.Shape()[1]
 				for i, y := range b.Labels {
 					if nn.Argmax(out.Logits.Data()[i*c:(i+1)*c]) == y {
-						correct++
+						ep.Correct++
 					}
 				}
 			}
-			seen += b.B
-			bar.update(step+1, lossSum/float64(seen), float64(correct)/float64(seen))
+			ep.Seen += b.B
+			bar.update(step+1, ep.LossSum/float64(ep.Seen), float64(ep.Correct)/float64(ep.Seen))
+			if opt.CheckpointEvery > 0 && step+1 < len(batches) && time.Since(lastSave) >= opt.CheckpointEvery {
+				mid := ep
+				mid.Step, mid.TapeDraws = step+1, tapeSrc.Draws()
+				mid.Seconds += time.Since(start).Seconds()
+				st.Partial = &mid
+				if err := save(ckpt, m, obj, opz, st); err != nil {
+					return nil, err
+				}
+				st.Partial, lastSave = nil, time.Now()
+			}
 		}
 		bar.finish()
+		terms := ep.Terms
 		for k := range terms {
-			terms[k] /= float64(seen)
+			terms[k] /= float64(ep.Seen)
 		}
-		es := EpochStats{Epoch: epoch, Steps: len(batches), TrainLoss: lossSum / float64(seen),
-			TrainAcc: float64(correct) / float64(seen), LR: lr, Seconds: time.Since(start).Seconds(), Terms: terms}
+		es := EpochStats{Epoch: epoch, Steps: len(batches), TrainLoss: ep.LossSum / float64(ep.Seen),
+			TrainAcc: float64(ep.Correct) / float64(ep.Seen), LR: lr, Seconds: ep.Seconds + time.Since(start).Seconds(), Terms: terms}
 		if len(dev) > 0 {
 			es.DevAcc = Accuracy(m.Net, dev)
 		}
@@ -369,6 +416,9 @@ func save(dir string, m *model.Model, obj Objective, opz optim.Optimizer, st sta
 	st.Meta = m.Meta
 	st.Meta.Net = m.Net.Cfg
 	st.Objective, st.Settings = obj.Name(), objectiveSettings(obj)
+	if r, ok := obj.(Random); ok {
+		st.ObjectiveDraws = r.RandomDraws()
+	}
 	cfg, err := json.Marshal(st)
 	if err != nil {
 		return err
@@ -423,6 +473,9 @@ func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz 
 	}
 	if err := opz.LoadState(opt); err != nil {
 		return false, fmt.Errorf("cannot resume: %s: %w", dir, err)
+	}
+	if r, ok := obj.(Random); ok {
+		r.SkipRandom(saved.ObjectiveDraws)
 	}
 	*st = saved
 	return true, nil

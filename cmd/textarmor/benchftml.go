@@ -319,6 +319,7 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	}
 	sub := seededSubset(tb.ds.Train, tb.trainN, seed)
 	opt.Seed, opt.Out, opt.Resume, opt.Progress = seed, dir, true, tb.stderr
+	opt.CheckpointEvery = defaultCheckpointEvery
 	opt.LogPath = filepath.Join(tb.out, r.Defense, "train.log.jsonl")
 	opt.Info = map[string]any{"dataset": tb.ds.Name, "arch": cfg.Arch, "defense": obj.Name(), "table_recipe": args, "train_n": len(sub)}
 	describeObjective(obj, opt.Info, tb.stderr)

@@ -85,6 +85,10 @@ func useBLAS(name string) error {
 	return nil
 }
 
+// defaultCheckpointEvery bounds the work an interrupted training loses:
+// IMDB epochs of the heavier defenses run for hours on a few cores.
+const defaultCheckpointEvery = 10 * time.Minute
+
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", "train --dataset NAME | --train FILE [--dev FILE --test FILE] --out DIR [flags]", stderr)
 	var df dataFlags
@@ -107,6 +111,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&opt.Patience, "patience", 0, "stop after this many epochs without a better dev accuracy (0 = never)")
 	fs.StringVar(&opt.Out, "out", "", "model directory to write (required); checkpoints go to OUT.ckpt")
 	fs.BoolVar(&opt.Resume, "resume", false, "continue an interrupted run from OUT.ckpt")
+	fs.DurationVar(&opt.CheckpointEvery, "checkpoint-every", defaultCheckpointEvery, "also checkpoint inside an epoch once this much time has passed since the last checkpoint (0 = at epoch ends only)")
 	fs.StringVar(&opt.LogPath, "log", "", "append per-epoch metrics as JSON lines to this file (default OUT.log.jsonl)")
 	fs.BoolVar(&quiet, "quiet", false, "no progress bar")
 	fs.BoolVar(&asJSON, "json", false, "print the final test evaluation as one JSON object")
