@@ -266,6 +266,9 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		ep := partialEpoch{Epoch: epoch, Terms: map[string]float64{}}
 		if p := st.Partial; p != nil && p.Epoch == epoch {
 			ep = *p
+			if ep.Terms == nil {
+				ep.Terms = map[string]float64{}
+			}
 			tapeSrc.Skip(p.TapeDraws)
 		}
 		st.Partial = nil
