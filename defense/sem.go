@@ -68,6 +68,9 @@ func SharedCodePairs(syn *SynonymTable, code []int32) (shared, pairs int) {
 // applied by Forward and Predict at test time, attacks included.
 type SEM struct {
 	Map []int32
+	// K > 0: the clusters were built from each word's K nearest synonyms
+	// only, not all of the table.
+	K int
 	// shared and pairs are SharedCodePairs of the table the encoding was
 	// built from.
 	shared, pairs int
@@ -76,6 +79,15 @@ type SEM struct {
 // NewSEM builds the encoding for syn.
 func NewSEM(syn *SynonymTable) *SEM {
 	s := &SEM{Map: SEMEncoding(syn)}
+	s.shared, s.pairs = SharedCodePairs(syn, s.Map)
+	return s
+}
+
+// NewSEMNearest builds the encoding from each word's k nearest synonyms in
+// syn; the share of syn's pairs that get one code is still counted over all
+// of syn, the table the attacks draw from.
+func NewSEMNearest(syn *SynonymTable, k int) *SEM {
+	s := &SEM{Map: SEMEncoding(syn.Nearest(k)), K: k}
 	s.shared, s.pairs = SharedCodePairs(syn, s.Map)
 	return s
 }
@@ -99,6 +111,9 @@ func (s *SEM) Info() map[string]any {
 		codes[c] = true
 	}
 	info := map[string]any{"codes": len(codes), "vocab": len(s.Map), "synonym_pairs": s.pairs}
+	if s.K > 0 {
+		info["k"] = s.K
+	}
 	if s.pairs > 0 {
 		info["synonym_pairs_shared_code"] = float64(s.shared) / float64(s.pairs)
 	}

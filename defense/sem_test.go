@@ -35,6 +35,31 @@ func TestSEMEncoding(t *testing.T) {
 	}
 }
 
+// Clusters from each word's nearest synonym only: 2's second synonym 4
+// is left out, so 4 keeps a code of its own; the shared share is still
+// counted over the whole table.
+func TestSEMNearest(t *testing.T) {
+	syn := NewSynonymTableIDs([][]int32{nil, nil, {3, 4}, {2}, {5}, {4}})
+	full := NewSEM(syn)
+	if want := []int32{0, 1, 2, 2, 2, 2}; !slices.Equal(full.Map, want) {
+		t.Fatalf("all synonyms: encoding %v, want %v", full.Map, want)
+	}
+	near := NewSEMNearest(syn, 1)
+	if want := []int32{0, 1, 2, 2, 4, 4}; !slices.Equal(near.Map, want) {
+		t.Errorf("nearest 1: encoding %v, want %v", near.Map, want)
+	}
+	// Pairs of the whole table: (2,3) (2,4) (3,2) (4,5) (5,4); (2,4) is split.
+	if near.shared != 4 || near.pairs != 5 || full.shared != 5 || full.pairs != 5 {
+		t.Errorf("shared pairs: nearest %d of %d, all %d of %d; want 4 of 5 and 5 of 5", near.shared, near.pairs, full.shared, full.pairs)
+	}
+	if near.Info()["k"] != 1 || full.Info()["k"] != nil {
+		t.Errorf("records: nearest %v, all %v", near.Info(), full.Info())
+	}
+	if l := syn.Nearest(1).Of(2); !slices.Equal(l, []int32{3}) || !slices.Equal(syn.Of(2), []int32{3, 4}) {
+		t.Errorf("Nearest(1) gives %v and leaves the table %v", l, syn.Of(2))
+	}
+}
+
 // SEM trains through the encoding, saves it with the model, and makes
 // predictions invariant to swapping a word for one with the same code.
 func TestSEMTrainsAndIsInvariant(t *testing.T) {

@@ -51,6 +51,16 @@ func (s *SynonymTable) Of(id int32) []int32 {
 	return s.ids[id]
 }
 
+// Nearest keeps each word's first k synonyms (the table's order: nearest
+// first in the counter-fitted neighbour sets).
+func (s *SynonymTable) Nearest(k int) *SynonymTable {
+	out := &SynonymTable{ids: make([][]int32, len(s.ids))}
+	for id, l := range s.ids {
+		out.ids[id] = l[:min(k, len(l))]
+	}
+	return out
+}
+
 // Len is the vocabulary size the table was built for.
 func (s *SynonymTable) Len() int { return len(s.ids) }
 

@@ -20,11 +20,13 @@ type baselineFlags struct {
 	asccLR, asccEntropy, asccBeta float64
 	ibpKappa, ibpEps              float64
 	ibpRamp                       int
+	semK                          int
 }
 
 var baselineNames = []string{"sem", "atfl", "ascc", "ibp"}
 
 func (b *baselineFlags) register(fs *flag.FlagSet) {
+	fs.IntVar(&b.semK, "sem-k", 0, "sem: build the clusters from each word's N nearest synonyms only (0 = all of the table, the spec's choice; the SEM paper's setting is 4)")
 	fs.IntVar(&b.atflSteps, "atfl-steps", 30, "atfl: N_max, the most FGPM substitutions per text (spec: 30/40/50 by dataset length)")
 	fs.IntVar(&b.asccSteps, "ascc-steps", 10, "ascc: inner maximisation steps")
 	fs.Float64Var(&b.asccLR, "ascc-lr", 10, "ascc: inner Adam learning rate")
@@ -49,6 +51,12 @@ func (b *baselineFlags) checkFlag(name, defenseName string) error {
 func (b *baselineFlags) objective(name string, syn *defense.SynonymTable, k int) (train.Objective, error) {
 	switch name {
 	case "sem":
+		switch {
+		case b.semK < 0:
+			return nil, usageError{fmt.Errorf("--sem-k %d must not be negative", b.semK)}
+		case b.semK > 0:
+			return defense.NewSEMNearest(syn, b.semK), nil
+		}
 		return defense.NewSEM(syn), nil
 	case "atfl":
 		if b.atflSteps < 0 {
