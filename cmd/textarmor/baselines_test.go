@@ -42,8 +42,8 @@ func TestTrainBaselines(t *testing.T) {
 			if m.Training["objective"] != c.name {
 				t.Errorf("training record objective %v", m.Training["objective"])
 			}
-			if sem, _ := m.Training["sem"].(map[string]any); c.name == "sem" && (sem["synonym_pairs"] == nil || sem["synonym_pairs_shared_code"] == nil) {
-				t.Errorf("sem training record %v lacks the shared-code pairs", m.Training["sem"])
+			if sem, _ := m.Training["sem"].(map[string]any); c.name == "sem" && (sem["synonym_pairs"] == nil || sem["synonym_pairs_shared_code"] == nil || sem["k"] != float64(4)) {
+				t.Errorf("sem training record %v lacks the shared-code pairs or the default k = 4", m.Training["sem"])
 			}
 			if (m.Net.Cfg.IDMap != nil) != (c.name == "sem") {
 				t.Errorf("id map present: %v", m.Net.Cfg.IDMap != nil)

@@ -46,7 +46,7 @@ func ftmlRecipes() []tableRecipe {
 	return []tableRecipe{
 		{"standard", 2, std},
 		{"ftml", 20, []string{"--batch", "32", "--lr", "5e-4", "--lr-decay-epochs", "16"}},
-		{"sem", 2, std},
+		{"sem", 2, append([]string{"--sem-k", "4"}, std...)},
 		{"ascc", 10, std},
 		{"atfl", 10, append([]string{"--atfl-steps", "30"}, std...)},
 		{"ibp", 60, append([]string{"--ibp-ramp-epochs", "40"}, std...)},
