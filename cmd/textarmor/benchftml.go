@@ -220,21 +220,26 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stderr, "ftml-table: %s %s, %d train / %d test, vocabulary %d, %s tokenizer, max length %d; attack sample %d (seed %d); output %s\n",
 		tb.ds.Name, tb.arch, len(tb.ds.Train), len(tb.ds.Test), tb.vocab.Len(), tb.preset.Tokenizer, tb.preset.MaxLen, tb.n, tb.seed, tb.out)
+	// table.md follows every finished cell: a row's attacks take hours, and
+	// the table is how a long run is watched.
+	cell := func(def, col string, f func() (tableCell, error)) error {
+		if err := tb.cell(def, col, f); err != nil {
+			return err
+		}
+		return tb.writeTable(stdout, defs, atks, recipes, false)
+	}
 	for _, d := range defs {
 		m, err := tb.trainDefense(recipes[d])
 		if err != nil {
 			return fmt.Errorf("%s: %w", d, err)
 		}
-		if err := tb.cell(d, "clean", func() (tableCell, error) { return tb.clean(m) }); err != nil {
+		if err := cell(d, "clean", func() (tableCell, error) { return tb.clean(m) }); err != nil {
 			return err
 		}
 		for _, a := range atks {
-			if err := tb.cell(d, a, func() (tableCell, error) { return tb.attack(m, d, a) }); err != nil {
+			if err := cell(d, a, func() (tableCell, error) { return tb.attack(m, d, a) }); err != nil {
 				return err
 			}
-		}
-		if err := tb.writeTable(stdout, defs, atks, recipes, false); err != nil {
-			return err
 		}
 	}
 	return tb.writeTable(stdout, defs, atks, recipes, true)
