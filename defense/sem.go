@@ -71,23 +71,23 @@ type SEM struct {
 	// K > 0: the clusters were built from each word's K nearest synonyms
 	// only, not all of the table.
 	K int
-	// shared and pairs are SharedCodePairs of the table the encoding was
-	// built from.
+	// shared and pairs are SharedCodePairs over the whole table given to
+	// the constructor, the table the attacks draw from.
 	shared, pairs int
 }
 
-// NewSEM builds the encoding for syn.
-func NewSEM(syn *SynonymTable) *SEM {
-	s := &SEM{Map: SEMEncoding(syn)}
-	s.shared, s.pairs = SharedCodePairs(syn, s.Map)
-	return s
-}
+// NewSEM builds the encoding from all of syn.
+func NewSEM(syn *SynonymTable) *SEM { return NewSEMNearest(syn, 0) }
 
 // NewSEMNearest builds the encoding from each word's k nearest synonyms in
-// syn; the share of syn's pairs that get one code is still counted over all
-// of syn, the table the attacks draw from.
+// syn (k = 0: all of them); the share of syn's pairs that get one code is
+// still counted over all of syn.
 func NewSEMNearest(syn *SynonymTable, k int) *SEM {
-	s := &SEM{Map: SEMEncoding(syn.Nearest(k)), K: k}
+	clusters := syn
+	if k > 0 {
+		clusters = syn.Nearest(k)
+	}
+	s := &SEM{Map: SEMEncoding(clusters), K: k}
 	s.shared, s.pairs = SharedCodePairs(syn, s.Map)
 	return s
 }

@@ -51,13 +51,10 @@ func (b *baselineFlags) checkFlag(name, defenseName string) error {
 func (b *baselineFlags) objective(name string, syn *defense.SynonymTable, k int) (train.Objective, error) {
 	switch name {
 	case "sem":
-		switch {
-		case b.semK < 0:
+		if b.semK < 0 {
 			return nil, usageError{fmt.Errorf("--sem-k %d must not be negative", b.semK)}
-		case b.semK > 0:
-			return defense.NewSEMNearest(syn, b.semK), nil
 		}
-		return defense.NewSEM(syn), nil
+		return defense.NewSEMNearest(syn, b.semK), nil
 	case "atfl":
 		if b.atflSteps < 0 {
 			return nil, usageError{fmt.Errorf("--atfl-steps %d must not be negative", b.atflSteps)}
