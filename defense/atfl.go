@@ -80,15 +80,32 @@ func (a *ATFL) FGPM(m *nn.Classifier, b *nn.Batch) []int32 {
 	changed := make([]bool, len(ids))
 	c := m.Cfg.NumClasses
 	tp := ag.NewTape()
+	// Each step runs only the texts still being attacked: most flip after a
+	// few substitutions while the rest may take all MaxSteps, and a text's
+	// logits and input gradient do not depend on the other rows.
+	var rows []int
 	for step := 0; step <= a.MaxSteps; step++ {
+		rows = rows[:0]
+		for r, finished := range done {
+			if !finished {
+				rows = append(rows, r)
+			}
+		}
+		if len(rows) == 0 {
+			break
+		}
+		sub := &nn.Batch{B: len(rows), L: b.L, IDs: make([]int32, 0, len(rows)*b.L), Lengths: make([]int, len(rows)), Labels: make([]int, len(rows))}
+		for k, r := range rows {
+			sub.IDs = append(sub.IDs, ids[r*b.L:(r+1)*b.L]...)
+			sub.Lengths[k], sub.Labels[k] = b.Lengths[r], b.Labels[r]
+		}
 		tp.Reset()
-		bb := &nn.Batch{IDs: ids, B: b.B, L: b.L, Lengths: b.Lengths, Labels: b.Labels}
-		x := tp.Leaf(m.Embed(tp, bb).Value)
-		_, s := m.Encode(tp, x, b.Lengths)
+		x := tp.Leaf(m.Embed(tp, sub).Value)
+		_, s := m.Encode(tp, x, sub.Lengths)
 		logits := m.Head(tp, s)
 		left := false
-		for r := range done {
-			if !done[r] && nn.Argmax(logits.Data()[r*c:(r+1)*c]) != b.Labels[r] {
+		for k, r := range rows {
+			if nn.Argmax(logits.Data()[k*c:(k+1)*c]) != b.Labels[r] {
 				done[r] = true
 			}
 			left = left || !done[r]
@@ -96,9 +113,9 @@ func (a *ATFL) FGPM(m *nn.Classifier, b *nn.Batch) []int32 {
 		if !left || step == a.MaxSteps {
 			break
 		}
-		tp.Backward(tp.CrossEntropy(logits, b.Labels, nil))
+		tp.Backward(tp.CrossEntropy(logits, sub.Labels, nil))
 		g := x.Grad.Data
-		for r := 0; r < b.B; r++ {
+		for k, r := range rows {
 			if done[r] {
 				continue
 			}
@@ -109,7 +126,7 @@ func (a *ATFL) FGPM(m *nn.Classifier, b *nn.Batch) []int32 {
 					continue
 				}
 				cur := row(ids[p])
-				gi := g[p*d : (p+1)*d]
+				gi := g[(k*b.L+i)*d : (k*b.L+i+1)*d]
 				syn := a.Syn.Of(b.IDs[p])
 				if len(syn) > a.K {
 					syn = syn[:a.K]

@@ -105,6 +105,40 @@ func TestFGPM(t *testing.T) {
 	}
 }
 
+// FGPM attacks each text on its own: the batch result equals running every
+// text as a batch of one, whichever texts finish early (FGPM drops finished
+// texts from its later passes). Checked on the CNN and the BiLSTM.
+func TestFGPMBatchEqualsOneByOne(t *testing.T) {
+	for _, arch := range []string{"cnn", "bilstm"} {
+		m, syn, tr, _ := setupArch(t, arch, 2)
+		b := exBatch(tr[:16], m.Net.Enc.MinLen())
+		a := NewATFL(syn)
+		a.MaxSteps = 6
+		adv := a.FGPM(m.Net, b)
+		stops := map[int]bool{} // substitutions made, per text
+		for r := 0; r < b.B; r++ {
+			one := &nn.Batch{IDs: b.IDs[r*b.L : (r+1)*b.L], B: 1, L: b.L, Lengths: b.Lengths[r : r+1], Labels: b.Labels[r : r+1]}
+			want := a.FGPM(m.Net, one)
+			got := adv[r*b.L : (r+1)*b.L]
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s text %d: batch FGPM %v, alone %v", arch, r, got, want)
+			}
+			n := 0
+			for i := range got {
+				if got[i] != one.IDs[i] {
+					n++
+				}
+			}
+			stops[n] = true
+		}
+		// Texts must stop after different numbers of steps, or the test
+		// would not exercise the dropping of finished texts.
+		if len(stops) < 2 {
+			t.Fatalf("%s: every text made the same number of substitutions %v", arch, stops)
+		}
+	}
+}
+
 // With N_max = 0 and no dropout, x_adv = x and the loss is CE; with
 // N_max > 0 the loss has a gradient for every parameter and ATFL trains.
 func TestATFLLoss(t *testing.T) {
