@@ -113,6 +113,11 @@ func TestGradients(t *testing.T) {
 			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], lengths, true) }},
 		{"lstm-nolengths", []*tensor.Tensor{randT(r, 2, 4, 3), scaled(randT(r, 3, 8), 0.5), scaled(randT(r, 2, 8), 0.5), randT(r, 8)},
 			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], nil, false) }},
+		// Long enough for Conv1D's sparse backward (max pooling leaves one
+		// gradient per text and filter).
+		{"conv1d-maxpool", []*tensor.Tensor{randT(r, 2, 30, 3), randT(r, 3, 3*4), randT(r, 4)}, func(t *Tape, v []*Var) *Var {
+			return t.MaxOverTime(t.Conv1D(v[0], v[1], v[2], 3), []int{28, 20})
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

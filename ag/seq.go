@@ -51,27 +51,10 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 	})
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
-		dy := tensor.GetScratch(b * l * wf)
-		defer tensor.PutScratch(dy)
-		// Row s of Y fed output t = s-j through block j.
-		tensor.ParallelFor(b*l, wf, func(s, e int) {
-			for r := s; r < e; r++ {
-				bi, si := r/l, r%l
-				for j := 0; j < width; j++ {
-					ti := si - j
-					if ti < 0 || ti >= lo {
-						clear(dy[r*wf+j*f : r*wf+(j+1)*f])
-						continue
-					}
-					copy(dy[r*wf+j*f:r*wf+(j+1)*f], G[(bi*lo+ti)*f:(bi*lo+ti+1)*f])
-				}
-			}
-		})
-		if t.needs(x) {
-			tensor.Gemm(false, true, b*l, d, wf, 1, dy, wf, weight.Data(), wf, 1, x.grad(), d)
-		}
-		if t.needs(weight) {
-			tensor.Gemm(true, false, d, wf, b*l, 1, x.Data(), d, dy, wf, 1, weight.grad(), wf)
+		if nz := conv1DNonzeros(G, lo, f, b*l*f/sparseConvWork); nz != nil {
+			conv1DBackwardSparse(t, x, weight, nz, b, l, d, f, width)
+		} else {
+			conv1DBackwardDense(t, x, weight, G, b, l, lo, d, f, width)
 		}
 		if bias != nil && t.needs(bias) {
 			gb := bias.grad()
@@ -82,6 +65,137 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 			}
 		}
 	}, x, weight, bias)
+}
+
+// sparseConvWork is how many GEMM multiply-adds one multiply-add of the
+// sparse backward is taken to cost (row-wise axpy against a blocked GEMM
+// kernel); the sparse path runs when it is cheaper by that measure.
+const sparseConvWork = 24
+
+// conv1DNonzero is one non-zero output gradient: text bi, window ti, filter k.
+type conv1DNonzero struct {
+	bi, ti, k int
+	g         float32
+}
+
+// conv1DNonzeros lists the non-zero entries of the output gradient G
+// [B, lo, F] in (text, window, filter) order, or returns nil once there are
+// more than limit. Under max-over-time pooling at most one window per text
+// and filter has a gradient, so the list is short and the backward pass
+// costs O(nonzeros·w·D) instead of two GEMMs over every position.
+func conv1DNonzeros(G []float32, lo, f, limit int) []conv1DNonzero {
+	if limit <= 0 {
+		return nil
+	}
+	nz := []conv1DNonzero{} // non-nil: an all-zero gradient takes the sparse path
+	for i, g := range G {
+		if g != 0 {
+			if len(nz) == limit {
+				return nil
+			}
+			nz = append(nz, conv1DNonzero{g: g, bi: i / (lo * f), ti: i / f % lo, k: i % f})
+		}
+	}
+	return nz
+}
+
+// conv1DBackwardDense is the general backward pass: the output gradient is
+// spread back to the rows of Y = X·W, then two GEMMs.
+func conv1DBackwardDense(t *Tape, x, weight *Var, G []float32, b, l, lo, d, f, width int) {
+	wf := width * f
+	dy := tensor.GetScratch(b * l * wf)
+	defer tensor.PutScratch(dy)
+	// Row s of Y fed output t = s-j through block j.
+	tensor.ParallelFor(b*l, wf, func(s, e int) {
+		for r := s; r < e; r++ {
+			bi, si := r/l, r%l
+			for j := 0; j < width; j++ {
+				ti := si - j
+				if ti < 0 || ti >= lo {
+					clear(dy[r*wf+j*f : r*wf+(j+1)*f])
+					continue
+				}
+				copy(dy[r*wf+j*f:r*wf+(j+1)*f], G[(bi*lo+ti)*f:(bi*lo+ti+1)*f])
+			}
+		}
+	})
+	if t.needs(x) {
+		tensor.Gemm(false, true, b*l, d, wf, 1, dy, wf, weight.Data(), wf, 1, x.grad(), d)
+	}
+	if t.needs(weight) {
+		tensor.Gemm(true, false, d, wf, b*l, 1, x.Data(), d, dy, wf, 1, weight.grad(), wf)
+	}
+}
+
+// conv1DBackwardSparse accumulates the same gradients from the listed
+// non-zero output gradients only: output (bi, ti, k) with gradient g adds
+// g·W[:, j·F+k] to the input gradient at position ti+j and g·x[bi, ti+j] to
+// the weight column j·F+k. Texts (input gradient) and filters (weight
+// gradient) are split across workers, each summing in a fixed order, so
+// the result does not depend on the number of workers.
+func conv1DBackwardSparse(t *Tape, x, weight *Var, nz []conv1DNonzero, b, l, d, f, width int) {
+	wf := width * f
+	W, X := weight.Data(), x.Data()
+	if t.needs(x) {
+		wt := tensor.GetScratch(wf * d) // Wᵀ: one contiguous row per column of W
+		defer tensor.PutScratch(wt)
+		for e := 0; e < d; e++ {
+			for c, v := range W[e*wf : (e+1)*wf] {
+				wt[c*d+e] = v
+			}
+		}
+		// nz is in text order: find each text's run.
+		start := make([]int, b+1)
+		for _, n := range nz {
+			start[n.bi+1]++
+		}
+		for i := 0; i < b; i++ {
+			start[i+1] += start[i]
+		}
+		dx := x.grad()
+		tensor.ParallelFor(b, len(nz)/max(b, 1)*width*d+1, func(s, e int) {
+			for _, n := range nz[start[s]:start[e]] {
+				for j := 0; j < width; j++ {
+					row := (n.bi*l + n.ti + j) * d
+					tensor.Axpy(n.g, wt[(j*f+n.k)*d:(j*f+n.k+1)*d], dx[row:row+d])
+				}
+			}
+		})
+	}
+	if t.needs(weight) {
+		// Bucket by filter, keeping text and window order inside a bucket.
+		start := make([]int, f+1)
+		for _, n := range nz {
+			start[n.k+1]++
+		}
+		for k := 0; k < f; k++ {
+			start[k+1] += start[k]
+		}
+		byFilter := make([]conv1DNonzero, len(nz))
+		next := append([]int(nil), start[:f]...)
+		for _, n := range nz {
+			byFilter[next[n.k]] = n
+			next[n.k]++
+		}
+		dwt := tensor.GetScratch(wf * d) // gradient of Wᵀ
+		defer tensor.PutScratch(dwt)
+		clear(dwt)
+		tensor.ParallelFor(f, len(nz)/max(f, 1)*width*d+1, func(s, e int) {
+			for _, n := range byFilter[start[s]:start[e]] {
+				for j := 0; j < width; j++ {
+					row := (n.bi*l + n.ti + j) * d
+					tensor.Axpy(n.g, X[row:row+d], dwt[(j*f+n.k)*d:(j*f+n.k+1)*d])
+				}
+			}
+		})
+		dw := weight.grad()
+		for e := 0; e < d; e++ {
+			g := dw[e*wf : (e+1)*wf]
+			for c := range g {
+				g[c] += dwt[c*d+e]
+			}
+		}
+	}
 }
 
 // validSteps returns how many leading time steps of row i count; nil

@@ -2,7 +2,6 @@ package nn
 
 // ForwardFLOPs estimates the multiply-add work (2 FLOPs each) of one forward
 // pass over a [b, l] batch, counting the matrix products that dominate it.
-// A training step costs about three times as much.
 func (m *Classifier) ForwardFLOPs(b, l int) float64 {
 	d := float64(m.Cfg.EmbedDim)
 	bl := float64(b * l)
@@ -20,5 +19,27 @@ func (m *Classifier) ForwardFLOPs(b, l int) float64 {
 		}
 		f += dirs * 2 * bl * (d + h) * 4 * h
 	}
-	return f + 2*float64(b)*float64(m.Enc.OutDim()*m.Cfg.NumClasses)
+	return f + m.headFLOPs(b)
+}
+
+func (m *Classifier) headFLOPs(b int) float64 {
+	return 2 * float64(b) * float64(m.Enc.OutDim()*m.Cfg.NumClasses)
+}
+
+// TrainFLOPs estimates the work of one training step (forward, and the
+// backward pass to the parameters and the word vectors) that the engine
+// performs. A backward pass through a matrix product costs two products of
+// the forward's size, except the CNN's convolutions: under max pooling at
+// most one window per text and filter has a gradient, and the sparse
+// backward costs 2·w·D multiply-adds per such window and target.
+func (m *Classifier) TrainFLOPs(b, l int) float64 {
+	if m.Cfg.Arch != "cnn" {
+		return 3 * m.ForwardFLOPs(b, l)
+	}
+	d := float64(m.Cfg.EmbedDim)
+	var back float64
+	for _, w := range m.Cfg.Widths {
+		back += 2 * 2 * float64(b*m.Cfg.Filters) * float64(w) * d
+	}
+	return m.ForwardFLOPs(b, l) + back + 2*m.headFLOPs(b)
 }

@@ -148,3 +148,10 @@ func trans(t bool) blas.Transpose {
 }
 
 func init() { Register(gonumBackend{}, false) }
+
+// Axpy adds alpha·x to y (equal lengths), with gonum's vectorised kernel
+// whatever the GEMM backend: the callers are short rows where a cgo call
+// would cost more than the arithmetic.
+func Axpy(alpha float32, x, y []float32) {
+	gonum.Implementation{}.Saxpy(len(x), alpha, x, 1, y, 1)
+}

@@ -88,7 +88,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			opz.Step(params)
 			optim.ZeroGrad(params)
 		})
-		f := 3 * m.ForwardFLOPs(64, 50) / s / 1e9
+		f := m.TrainFLOPs(64, 50) / s / 1e9
 		rows = append(rows, benchRow{Name: arch + " train step (batch 64, len 50, emb 300, vocab 15k)", Seconds: s, GFLOPs: f,
 			PeakPct: 100 * f / peak, Through: 64 / s, ThruUnit: "sentences/s"})
 		fwd := benchBatch(nn.PredictBatch, 50, cfg.VocabSize)

@@ -1,0 +1,77 @@
+package ag
+
+import (
+	"math/rand"
+	"testing"
+
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// The sparse Conv1D backward (taken when the output gradient is mostly
+// zero, as under max pooling) gives the dense GEMM path's gradients, for
+// the input and the weight together and each alone, and is taken only
+// when the gradient is sparse enough.
+func TestConv1DSparseBackwardMatchesDense(t *testing.T) {
+	r := rand.New(rand.NewSource(11))
+	const b, l, d, f, width = 3, 40, 5, 6, 4
+	lo := l - width + 1
+	G := make([]float32, b*lo*f)
+	for bi := 0; bi < b; bi++ {
+		for k := 0; k < f; k++ {
+			if (bi+k)%5 != 0 { // some filters without a gradient, as after a ReLU
+				G[(bi*lo+r.Intn(lo))*f+k] = float32(r.NormFloat64())
+			}
+		}
+	}
+	G[(1*lo+3)*f+2] += 0.5 // two windows of one filter in one text
+	if nz := conv1DNonzeros(G, lo, f, b*l*f/sparseConvWork); nz == nil {
+		t.Fatal("a max-pooling gradient did not take the sparse path")
+	}
+	dense := make([]float32, len(G))
+	for i := range dense {
+		dense[i] = 1
+	}
+	if nz := conv1DNonzeros(dense, lo, f, b*l*f/sparseConvWork); nz != nil {
+		t.Fatal("a dense gradient took the sparse path")
+	}
+	xT, wT := randT(r, b, l, d), randT(r, d, width*f)
+	for _, needs := range []struct{ x, w bool }{{true, true}, {true, false}, {false, true}} {
+		grads := func(sparse bool) (gx, gw []float32) {
+			tp := NewTape()
+			x, w := tp.Leaf(xT), tp.Leaf(wT)
+			if !needs.x {
+				x = tp.Const(xT)
+			}
+			if !needs.w {
+				w = tp.Const(wT)
+			}
+			if sparse {
+				conv1DBackwardSparse(tp, x, w, conv1DNonzeros(G, lo, f, len(G)), b, l, d, f, width)
+			} else {
+				conv1DBackwardDense(tp, x, w, G, b, l, lo, d, f, width)
+			}
+			if x.Grad != nil {
+				gx = x.Grad.Data
+			}
+			if w.Grad != nil {
+				gw = w.Grad.Data
+			}
+			return gx, gw
+		}
+		sx, sw := grads(true)
+		dx, dw := grads(false)
+		if (sx != nil) != needs.x || (sw != nil) != needs.w || (dx != nil) != needs.x || (dw != nil) != needs.w {
+			t.Fatalf("needs %+v: gradients present x %v/%v w %v/%v", needs, sx != nil, dx != nil, sw != nil, dw != nil)
+		}
+		if needs.x {
+			if diff := tensor.MaxAbsDiff(sx, dx); diff > 1e-5 {
+				t.Errorf("needs %+v: input gradients differ by %g", needs, diff)
+			}
+		}
+		if needs.w {
+			if diff := tensor.MaxAbsDiff(sw, dw); diff > 1e-5 {
+				t.Errorf("needs %+v: weight gradients differ by %g", needs, diff)
+			}
+		}
+	}
+}
