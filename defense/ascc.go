@@ -87,8 +87,13 @@ func candidates(syn *SynonymTable, ids []int32, k int) (cand []int32, bias []flo
 // hull returns Σ_j w_j·v(c_j) as [B, L, D] for weights w [B·L, K+1] and
 // candidate ids cand (row-major [B·L, K+1]) looked up in m's table.
 func hull(t *ag.Tape, m *nn.Classifier, b *nn.Batch, w *ag.Var, cand []int32, n int) *ag.Var {
-	d := m.Emb.Dim()
-	v := t.Reshape(t.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID), b.B*b.L, n, d)
+	return hullOf(t, b, w, t.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID), n)
+}
+
+// hullOf is hull for candidate vectors already looked up ([B·L·(K+1), D]).
+func hullOf(t *ag.Tape, b *nn.Batch, w, vecs *ag.Var, n int) *ag.Var {
+	d := vecs.Shape()[len(vecs.Shape())-1]
+	v := t.Reshape(vecs, b.B*b.L, n, d)
 	h := t.BatchMatMul(t.Reshape(w, b.B*b.L, 1, n), false, v, false)
 	return t.Reshape(h, b.B, b.L, d)
 }
@@ -130,11 +135,14 @@ func (a *ASCC) Adversary(m *nn.Classifier, b *nn.Batch) (w *tensor.Tensor, cand 
 	const b1, b2, eps = 0.9, 0.999, 1e-8
 	biasT := tensor.From(bias, b.B*b.L, n)
 	weights := func(tp *ag.Tape, av *ag.Var) *ag.Var { return tp.Softmax(tp.Add(av, tp.Const(biasT))) }
+	// The table is frozen here, so the candidates' vectors are looked up
+	// once rather than at every inner step.
+	vecs := tp.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID).Value
 	for step := 1; step <= a.Steps; step++ {
 		tp.Reset()
 		av := tp.Leaf(params)
 		s := weights(tp, av)
-		_, sent := m.Encode(tp, hull(tp, m, b, s, cand, n), b.Lengths)
+		_, sent := m.Encode(tp, hullOf(tp, b, s, tp.Const(vecs), n), b.Lengths)
 		div := kl(tp, tp.Const(p), tp.Const(logp), m.Head(tp, sent), b.B)
 		ent := tp.Scale(tp.Sum(tp.Mul(s, tp.Log(tp.AddConst(s, 1e-12)))), -1/float32(real))
 		// Minimise −(KL − λ·H).
