@@ -17,7 +17,8 @@ type IncrementalVictim interface {
 const rebaseEdits = 16
 
 // predict scores seqs with Target.Victim, taking the incremental path for
-// those within the encoder's nn.Incremental.MaxEdits of the state's base.
+// those within the encoder's nn.Incremental.MaxEdits of the state's base
+// and for the base with one token deleted.
 // When most of a batch is not close to the base, the base moves to the
 // batch's per-position majority (the current text of a greedy step, the
 // common ancestor of a GA population). Results equal Predict's up to float
@@ -31,15 +32,21 @@ func (s *State) predict(seqs [][]int32) [][]float32 {
 		s.inc = iv.NewIncremental()
 	}
 	edits, near := s.editsFromBase(seqs)
-	if near*2 <= len(seqs) {
+	dels := s.deletionsFromBase(seqs)
+	if (near+len(dels))*2 <= len(seqs) {
 		s.inc.SetBase(majority(seqs))
 		edits, near = s.editsFromBase(seqs)
+		dels = s.deletionsFromBase(seqs)
 	}
 	out := make([][]float32, len(seqs))
 	var far [][]int32
-	var farAt, nearAt []int
+	var farAt, nearAt, delAt, delPos []int
 	var nearEdits [][]nn.Swap
 	for i, ed := range edits {
+		if p, ok := dels[i]; ok {
+			delAt, delPos = append(delAt, i), append(delPos, p)
+			continue
+		}
 		if ed.ok {
 			nearAt = append(nearAt, i)
 			nearEdits = append(nearEdits, ed.swaps)
@@ -51,6 +58,11 @@ func (s *State) predict(seqs [][]int32) [][]float32 {
 	if len(nearEdits) > 0 {
 		for j, p := range s.inc.PredictEdits(nearEdits) {
 			out[nearAt[j]] = p
+		}
+	}
+	if len(delPos) > 0 {
+		for j, p := range s.inc.PredictDeletions(delPos) {
+			out[delAt[j]] = p
 		}
 	}
 	if len(far) > 0 {
@@ -85,6 +97,23 @@ func (s *State) editsFromBase(seqs [][]int32) (eds []edit, near int) {
 		}
 	}
 	return eds, near
+}
+
+// deletionsFromBase maps the index of each sequence that is the base with
+// one token removed (the delete order's queries) to the removed position,
+// when the encoder scores deletions incrementally.
+func (s *State) deletionsFromBase(seqs [][]int32) map[int]int {
+	base := s.inc.Base()
+	dels := map[int]int{}
+	if !s.inc.FastDeletions() {
+		return dels // the full forward pass scores them
+	}
+	for i, q := range seqs {
+		if p, ok := nn.Deletion(base, q); ok {
+			dels[i] = p
+		}
+	}
+	return dels
 }
 
 // majority returns, position by position, the most common id among the

@@ -23,7 +23,8 @@ type Swap struct {
 // X·W [L, w·F], its window outputs (before the ReLU) and their prefix and
 // suffix maxima. A change at position i alters only row i of X·W, so a
 // candidate costs one row projection (cached per token id) and the w
-// windows covering i, plus O(F) to combine with the untouched windows.
+// windows covering i, plus O(F) to combine with the untouched windows. A
+// deletion (PredictDeletions) costs the w−1 windows spanning the gap.
 //
 // For an LSTM it caches the base's input projections, hidden and cell states
 // and the prefix (forward direction) or suffix (backward direction) pools.
@@ -583,4 +584,109 @@ func Diff(base, seq []int32, limit int) (swaps []Swap, ok bool) {
 		}
 	}
 	return swaps, true
+}
+
+// PredictDeletions returns class probabilities for the base with the token
+// at each of pos removed (TextFooler's and the delete order's importance
+// queries). On the Kim CNN a deletion keeps every window before it and
+// shifts every window after it by one, so only the w−1 windows spanning
+// the gap are new: a deletion costs those windows plus O(F) with the
+// cached prefix and suffix maxima. Other encoders, and texts too short to
+// keep a full window after the deletion, take a full forward pass.
+func (inc *Incremental) PredictDeletions(pos []int) [][]float32 {
+	if inc.base == nil {
+		panic("nn.Incremental: PredictDeletions before SetBase")
+	}
+	n := len(inc.base)
+	for _, p := range pos {
+		if p < 0 || p >= n {
+			panic(fmt.Sprintf("nn.Incremental: deletion at %d of a %d-token base", p, n))
+		}
+	}
+	if !inc.FastDeletions() {
+		seqs := make([][]int32, len(pos))
+		for k, p := range pos {
+			seqs[k] = slices.Delete(slices.Clone(inc.base), p, p+1)
+		}
+		return inc.m.Predict(seqs)
+	}
+	od := inc.m.Enc.OutDim()
+	feat := make([]float32, len(pos)*od)
+	for r, p := range pos {
+		inc.cnnDeletionFeatures(feat[r*od:(r+1)*od], p)
+	}
+	return inc.head(feat, len(pos))
+}
+
+// FastDeletions reports whether PredictDeletions has an incremental path
+// for the current base (a CNN, and a base at least MinLen+1 tokens long).
+func (inc *Incremental) FastDeletions() bool {
+	return inc.fast() && inc.cnn != nil && len(inc.base)-1 >= inc.m.Enc.MinLen()
+}
+
+// cnnDeletionFeatures writes the ReLU'd pooled features of the base with
+// position del removed. The base is at least MinLen+1 tokens long, so it
+// has no padding and every window of the shorter text is a real one.
+func (inc *Incremental) cnnDeletionFeatures(feat []float32, del int) {
+	at := 0
+	for ci := range inc.convs {
+		cc := &inc.convs[ci]
+		f, wf := cc.f, cc.w*cc.f
+		o := feat[at : at+f]
+		at += f
+		// Windows [0, a) are the base's; windows from del on are the
+		// base's shifted by one, [del+1, valid); those in [a, del) span
+		// the gap and read base row q+1 for text position q ≥ del.
+		a := max(0, del-cc.w+1)
+		after := min(del+1, cc.valid)
+		for k := 0; k < f; k++ {
+			o[k] = max(cc.pre[a*f+k], cc.suf[after*f+k])
+		}
+		bias := inc.cnn.Convs[ci].B.Value.Data
+		var tmp [512]float32
+		win := tmp[:0]
+		if f <= len(tmp) {
+			win = tmp[:f]
+		} else {
+			win = make([]float32, f)
+		}
+		for t := a; t < min(del, cc.valid-1); t++ {
+			copy(win, bias)
+			for j := 0; j < cc.w; j++ {
+				q := t + j
+				if q >= del {
+					q++
+				}
+				src := cc.y[q*wf+j*f : q*wf+(j+1)*f]
+				for k := range win {
+					win[k] += src[k]
+				}
+			}
+			for k, v := range win {
+				o[k] = max(o[k], v)
+			}
+		}
+		for k, v := range o {
+			o[k] = max(v, 0)
+		}
+	}
+}
+
+// Deletion reports whether seq is base with exactly one token removed, and
+// which position (the first of a run of equal tokens: each gives seq).
+func Deletion(base, seq []int32) (pos int, ok bool) {
+	if len(seq) != len(base)-1 {
+		return 0, false
+	}
+	i := 0
+	for i < len(seq) && seq[i] == base[i] {
+		i++
+	}
+	if !slices.Equal(seq[i:], base[i+1:]) {
+		return 0, false
+	}
+	for i > 0 && base[i-1] == base[i] {
+		i--
+	}
+	return i, true
 }

@@ -127,3 +127,62 @@ func TestDiff(t *testing.T) {
 		t.Error("Diff accepted a different length")
 	}
 }
+
+// TestPredictDeletionsMatchesPredict: deleting any one token, scored
+// incrementally, equals a full forward pass of the shorter text, for every
+// encoder configuration and for texts at and around the widest window.
+func TestPredictDeletionsMatchesPredict(t *testing.T) {
+	for name, cfg := range incConfigs() {
+		r := rand.New(rand.NewSource(8))
+		m, err := New(cfg, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		randomizeGroupScales(m, r)
+		inc := m.NewIncremental()
+		for _, n := range []int{1, 2, 3, 4, 5, 6, 7, 9, 40} {
+			base := make([]int32, n)
+			for i := range base {
+				base[i] = int32(2 + r.Intn(cfg.VocabSize-2))
+			}
+			if n > 6 {
+				base[3] = base[2] // a run of equal tokens
+			}
+			inc.SetBase(base)
+			var pos []int
+			var seqs [][]int32
+			for p := 0; p < n; p++ {
+				pos = append(pos, p)
+				seqs = append(seqs, append(append([]int32(nil), base[:p]...), base[p+1:]...))
+			}
+			got := inc.PredictDeletions(pos)
+			want := m.Predict(seqs)
+			for i := range pos {
+				if d := tensor.MaxAbsDiff(got[i], want[i]); d > 1e-5 {
+					t.Errorf("%s n=%d deleting %d: differs from Predict by %g (%v vs %v)", name, n, pos[i], d, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+func TestDeletion(t *testing.T) {
+	base := []int32{5, 6, 6, 7}
+	for _, c := range []struct {
+		seq []int32
+		pos int
+		ok  bool
+	}{
+		{[]int32{6, 6, 7}, 0, true},
+		{[]int32{5, 6, 7}, 1, true}, // either 6 may go: the first is reported
+		{[]int32{5, 6, 6}, 3, true},
+		{[]int32{5, 6, 8}, 0, false},
+		{[]int32{5, 6, 6, 7}, 0, false},
+		{[]int32{6, 7}, 0, false},
+	} {
+		pos, ok := Deletion(base, c.seq)
+		if ok != c.ok || (ok && pos != c.pos) {
+			t.Errorf("Deletion(%v, %v) = %d, %v; want %d, %v", base, c.seq, pos, ok, c.pos, c.ok)
+		}
+	}
+}
