@@ -118,6 +118,12 @@ func TestGradients(t *testing.T) {
 		{"conv1d-maxpool", []*tensor.Tensor{randT(r, 2, 30, 3), randT(r, 3, 3*4), randT(r, 4)}, func(t *Tape, v []*Var) *Var {
 			return t.MaxOverTime(t.Conv1D(v[0], v[1], v[2], 3), []int{28, 20})
 		}},
+		// Boxes built as lower bound + positive width; row 1 is past its
+		// length (state carried over, zero output).
+		{"interval-lstm-step", []*tensor.Tensor{randT(r, 4, 2, 12), positive(r, 4, 2, 12), randT(r, 4, 12), positive(r, 4, 12),
+			awayFromZero(r, 4, 3), positive(r, 4, 3), randT(r, 4, 3), positive(r, 4, 3)}, func(t *Tape, v []*Var) *Var {
+			return t.IntervalLSTMStep(v[0], t.Add(v[0], v[1]), 1, v[2], v[3], v[4], t.Add(v[4], v[5]), v[6], v[7], []bool{true, false, true, true})
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

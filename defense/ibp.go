@@ -137,44 +137,31 @@ func rnnBounds(t *ag.Tape, r *nn.RNN, x Interval, lengths []int) Interval {
 // lstmBounds runs one LSTM direction on intervals, step by step, with the
 // semantics of ag.LSTM: row b runs over its first lengths[b] steps (a
 // reverse layer starts at its last real token) and outputs zero past them.
+// Each step is two GEMMs (the hidden box's centre and radius) and one
+// fused ag.IntervalLSTMStep; |Wh| is taken once per call.
 func lstmBounds(t *ag.Tape, l *nn.LSTM, x Interval, lengths []int) Interval {
 	xs := x.L.Shape()
 	b, steps := xs[0], xs[1]
 	hd := l.Wh.Value.Shape[0]
 	px := affine(t, x, l.Wx.Var, l.B.Var) // [B, T, 4H]
+	absWh := t.Abs(l.Wh.Var)
 	zero := t.Const(tensor.New(b, hd))
-	h, c := Interval{zero, zero}, Interval{zero, zero}
+	cL, cU, hMid, hRad := zero, zero, zero, zero
 	outL, outU := make([]*ag.Var, steps), make([]*ag.Var, steps)
-	sig := func(v *ag.Var) *ag.Var { return t.Sigmoid(v) }
-	tanh := func(v *ag.Var) *ag.Var { return t.Tanh(v) }
+	on := make([]bool, b)
 	for s := 0; s < steps; s++ {
 		ti := s
 		if l.Reverse {
 			ti = steps - 1 - s
 		}
-		on, off := tensor.New(b, hd), tensor.New(b, hd)
-		for i := 0; i < b; i++ {
-			v := float32(0)
-			if lengths == nil || ti < lengths[i] {
-				v = 1
-			}
-			for j := 0; j < hd; j++ {
-				on.Data[i*hd+j], off.Data[i*hd+j] = v, 1-v
-			}
+		for i := range on {
+			on[i] = lengths == nil || ti < lengths[i]
 		}
-		pre := addIv(t, reshapeIv(t, sliceIv(t, px, 1, ti, ti+1), b, 4*hd), affine(t, h, l.Wh.Var, nil))
-		ig := monotone(sliceIv(t, pre, 1, 0, hd), sig)
-		fg := monotone(sliceIv(t, pre, 1, hd, 2*hd), sig)
-		gg := monotone(sliceIv(t, pre, 1, 2*hd, 3*hd), tanh)
-		og := monotone(sliceIv(t, pre, 1, 3*hd, 4*hd), sig)
-		cn := addIv(t, mulPos(t, fg, c), mulPos(t, ig, gg))
-		hn := mulPos(t, og, monotone(cn, tanh))
-		onV, offV := t.Const(on), t.Const(off)
-		keep := func(nv, ov *ag.Var) *ag.Var { return t.Add(t.Mul(nv, onV), t.Mul(ov, offV)) }
-		c = Interval{keep(cn.L, c.L), keep(cn.U, c.U)}
-		h = Interval{keep(hn.L, h.L), keep(hn.U, h.U)}
-		outL[ti] = t.Reshape(t.Mul(hn.L, onV), b, 1, hd)
-		outU[ti] = t.Reshape(t.Mul(hn.U, onV), b, 1, hd)
+		st := t.IntervalLSTMStep(px.L, px.U, ti, t.MatMul(hMid, l.Wh.Var, false), t.MatMul(hRad, absWh, false), cL, cU, hMid, hRad, on)
+		cL, cU = t.Slice(st, 1, 0, hd), t.Slice(st, 1, hd, 2*hd)
+		hMid, hRad = t.Slice(st, 1, 2*hd, 3*hd), t.Slice(st, 1, 3*hd, 4*hd)
+		outL[ti] = t.Reshape(t.Slice(st, 1, 4*hd, 5*hd), b, 1, hd)
+		outU[ti] = t.Reshape(t.Slice(st, 1, 5*hd, 6*hd), b, 1, hd)
 	}
 	if steps == 1 {
 		return Interval{outL[0], outU[0]}

@@ -2,6 +2,7 @@ package defense
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
@@ -221,4 +222,108 @@ func abs64(x float64) float64 {
 		return -x
 	}
 	return x
+}
+
+// lstmBoundsGeneric is the interval LSTM built from generic taped operations
+// (the implementation before ag.IntervalLSTMStep), kept as the reference.
+func lstmBoundsGeneric(t *ag.Tape, l *nn.LSTM, x Interval, lengths []int) Interval {
+	xs := x.L.Shape()
+	b, steps := xs[0], xs[1]
+	hd := l.Wh.Value.Shape[0]
+	px := affine(t, x, l.Wx.Var, l.B.Var) // [B, T, 4H]
+	zero := t.Const(tensor.New(b, hd))
+	h, c := Interval{zero, zero}, Interval{zero, zero}
+	outL, outU := make([]*ag.Var, steps), make([]*ag.Var, steps)
+	sig := func(v *ag.Var) *ag.Var { return t.Sigmoid(v) }
+	tanh := func(v *ag.Var) *ag.Var { return t.Tanh(v) }
+	for s := 0; s < steps; s++ {
+		ti := s
+		if l.Reverse {
+			ti = steps - 1 - s
+		}
+		on, off := tensor.New(b, hd), tensor.New(b, hd)
+		for i := 0; i < b; i++ {
+			v := float32(0)
+			if lengths == nil || ti < lengths[i] {
+				v = 1
+			}
+			for j := 0; j < hd; j++ {
+				on.Data[i*hd+j], off.Data[i*hd+j] = v, 1-v
+			}
+		}
+		pre := addIv(t, reshapeIv(t, sliceIv(t, px, 1, ti, ti+1), b, 4*hd), affine(t, h, l.Wh.Var, nil))
+		ig := monotone(sliceIv(t, pre, 1, 0, hd), sig)
+		fg := monotone(sliceIv(t, pre, 1, hd, 2*hd), sig)
+		gg := monotone(sliceIv(t, pre, 1, 2*hd, 3*hd), tanh)
+		og := monotone(sliceIv(t, pre, 1, 3*hd, 4*hd), sig)
+		cn := addIv(t, mulPos(t, fg, c), mulPos(t, ig, gg))
+		hn := mulPos(t, og, monotone(cn, tanh))
+		onV, offV := t.Const(on), t.Const(off)
+		keep := func(nv, ov *ag.Var) *ag.Var { return t.Add(t.Mul(nv, onV), t.Mul(ov, offV)) }
+		c = Interval{keep(cn.L, c.L), keep(cn.U, c.U)}
+		h = Interval{keep(hn.L, h.L), keep(hn.U, h.U)}
+		outL[ti] = t.Reshape(t.Mul(hn.L, onV), b, 1, hd)
+		outU[ti] = t.Reshape(t.Mul(hn.U, onV), b, 1, hd)
+	}
+	if steps == 1 {
+		return Interval{outL[0], outU[0]}
+	}
+	return Interval{t.Concat(1, outL...), t.Concat(1, outU...)}
+}
+
+// The fused interval LSTM step gives the generic composition's bounds and
+// gradients (parameters and input box), forward and reverse, with rows of
+// different lengths.
+func TestLSTMBoundsMatchGeneric(t *testing.T) {
+	m, syn, tr, _ := setupArch(t, "bilstm", 9)
+	b := exBatch(tr[:6], m.Net.Enc.MinLen())
+	b.Lengths[1], b.Lengths[4] = 1, max(1, b.Lengths[4]-3)
+	r := m.Net.Enc.(*nn.RNN)
+	for _, l := range []*nn.LSTM{r.Fwd, r.Bwd} {
+		run := func(f func(*ag.Tape, *nn.LSTM, Interval, []int) Interval) (lo, hi []float32, grads [][]float32) {
+			for _, p := range m.Net.Params() {
+				p.ZeroGrad()
+			}
+			tp := ag.NewTape()
+			box := WordBoxes(tp, m.Net, syn, b, 8, 1)
+			out := f(tp, l, box, b.Lengths)
+			// A fixed linear function of both bounds, as a loss.
+			w := rand.New(rand.NewSource(1))
+			lw, uw := tensor.New(out.L.Shape()...), tensor.New(out.U.Shape()...)
+			for i := range lw.Data {
+				lw.Data[i], uw.Data[i] = float32(w.NormFloat64()), float32(w.NormFloat64())
+			}
+			tp.Backward(tp.Add(tp.Sum(tp.Mul(out.L, tp.Const(lw))), tp.Sum(tp.Mul(out.U, tp.Const(uw)))))
+			for _, p := range m.Net.Params() {
+				if p.Grad != nil {
+					grads = append(grads, slices.Clone(p.Grad.Data))
+				} else {
+					grads = append(grads, nil)
+				}
+			}
+			return slices.Clone(out.L.Data()), slices.Clone(out.U.Data()), grads
+		}
+		fl, fu, fg := run(lstmBounds)
+		gl, gu, gg := run(lstmBoundsGeneric)
+		if d := max(tensor.MaxAbsDiff(fl, gl), tensor.MaxAbsDiff(fu, gu)); d > 1e-5 {
+			t.Errorf("reverse=%v: bounds differ by %g", l.Reverse, d)
+		}
+		for i, p := range m.Net.Params() {
+			if (fg[i] == nil) != (gg[i] == nil) {
+				t.Fatalf("reverse=%v %s: gradient present %v vs %v", l.Reverse, p.Name, fg[i] != nil, gg[i] != nil)
+			}
+			if fg[i] != nil {
+				if d := tensor.MaxAbsDiff(fg[i], gg[i]); d > 1e-4 {
+					t.Errorf("reverse=%v %s: gradients differ by %g", l.Reverse, p.Name, d)
+				}
+			}
+		}
+		for i, p := range m.Net.Params() {
+			if p == l.Wh || p == l.Wx {
+				if slices.Max(fg[i]) == 0 && slices.Min(fg[i]) == 0 {
+					t.Errorf("reverse=%v %s: no gradient, the comparison is empty", l.Reverse, p.Name)
+				}
+			}
+		}
+	}
 }
