@@ -52,11 +52,12 @@ func tanh32(x float32) float32 {
 	return tanhFromExp(x, expf(2*ax))
 }
 
-// expVec replaces each x[i] by expf(x[i]). The LSTM cell computes all of a
-// row's exponentials in one pass, apart from the gate arithmetic.
+// expVec replaces each x[i] by expf(x[i]), bit for bit. The LSTM cell
+// computes all of a row's exponentials in one pass, apart from the gate
+// arithmetic, so a vector kernel (amd64) can take most of them.
 func expVec(x []float32) {
-	for i, v := range x {
-		x[i] = expf(v)
+	for i := expVecSIMD(x); i < len(x); i++ {
+		x[i] = expf(x[i])
 	}
 }
 

@@ -88,3 +88,45 @@ func TestLSTMStepMatchesScalarCell(t *testing.T) {
 		}
 	}
 }
+
+// expVec (a vector kernel on amd64) equals expf bit for bit: a dense sweep
+// of the range, both clamps and their neighbours, values whose scaled
+// argument is an integer (the floor's edge), ±Inf, and lengths that leave a
+// scalar tail.
+func TestExpVecMatchesExpf(t *testing.T) {
+	var xs []float32
+	for x := -100.0; x < 100; x += 0.00917 {
+		xs = append(xs, float32(x))
+	}
+	for _, e := range []float32{88.3762626647949, -87.3365478515625} {
+		xs = append(xs, e, math.Nextafter32(e, 0), math.Nextafter32(e, 200*e))
+	}
+	for n := -130; n <= 130; n++ {
+		// t = x·log2e + 0.5 lands on or next to n
+		x := (float32(n) - 0.5) / 1.44269504088896341
+		xs = append(xs, x, math.Nextafter32(x, 1000), math.Nextafter32(x, -1000))
+	}
+	xs = append(xs, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-30, -1e-30, 1e30, -1e30)
+	for _, n := range []int{len(xs), len(xs) - 1, len(xs) - 2, len(xs) - 3, 3, 1} {
+		got := append([]float32(nil), xs[:n]...)
+		expVec(got)
+		for i, x := range xs[:n] {
+			if want := expf(x); math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("length %d: expVec(%v) = %v (%#x), expf %v (%#x)", n, x, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+			}
+		}
+	}
+}
+
+func BenchmarkExpVec(b *testing.B) {
+	x := make([]float32, 600)
+	r := rand.New(rand.NewSource(1))
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	buf := make([]float32, len(x))
+	for i := 0; i < b.N; i++ {
+		copy(buf, x)
+		expVec(buf)
+	}
+}
