@@ -100,23 +100,27 @@ func tanhFromExp(x, e float32) float32 {
 func LSTMStep(z, c, h, tmp []float32) {
 	n := len(h)
 	e := tmp[:4*n]
-	for j, v := range z[:4*n] {
-		if v < 0 {
-			v = -v
-		}
-		if j >= 2*n && j < 3*n {
-			e[j] = 2 * v // tanh: expf(2|x|)
-		} else {
-			e[j] = -v // sigmoid: expf(−|x|)
+	// Blocks i, f and o are sigmoids (expf(−|x|)), block g a tanh
+	// (expf(2|x|)); one loop per kind keeps the block test out of the loops.
+	sig := func(z, e []float32) {
+		for j, v := range z {
+			e[j] = -max(v, -v)
 		}
 	}
+	sig(z[:2*n], e[:2*n])
+	sig(z[3*n:4*n], e[3*n:4*n])
+	for j, v := range z[2*n : 3*n] {
+		e[2*n+j] = 2 * max(v, -v)
+	}
 	expVec(e)
-	for j, v := range z[:4*n] {
-		if j >= 2*n && j < 3*n {
-			z[j] = tanhFromExp(v, e[j])
-		} else {
-			z[j] = sigmoidFromExp(v, e[j])
-		}
+	for j, v := range z[:2*n] {
+		z[j] = sigmoidFromExp(v, e[j])
+	}
+	for j, v := range z[2*n : 3*n] {
+		z[2*n+j] = tanhFromExp(v, e[2*n+j])
+	}
+	for j, v := range z[3*n : 4*n] {
+		z[3*n+j] = sigmoidFromExp(v, e[3*n+j])
 	}
 	ec := tmp[:n]
 	for k := range n {
