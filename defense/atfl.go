@@ -6,6 +6,7 @@ import (
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )
 
@@ -64,7 +65,25 @@ func freeze(m *nn.Classifier) func() {
 // once, until the text is misclassified, no candidate is left, or MaxSteps
 // substitutions were made. Gradients are taken in inference mode (no
 // dropout); the model's parameters receive nothing.
+//
+// A plain Kim CNN takes an exact shortcut (fgpmCNN) that keeps each text's
+// forward pass up to date instead of recomputing it.
 func (a *ATFL) FGPM(m *nn.Classifier, b *nn.Batch) []int32 {
+	if fc, ok := newFGPMCNN(a, m); ok && a.MaxSteps > 0 {
+		ids := append([]int32(nil), b.IDs...)
+		tensor.ParallelFor(b.B, 1<<20, func(s, e int) {
+			for r := s; r < e; r++ {
+				fc.attack(ids[r*b.L:(r+1)*b.L], b.IDs[r*b.L:(r+1)*b.L], min(b.Lengths[r], b.L), b.Labels[r])
+			}
+		})
+		return ids
+	}
+	return a.fgpmTaped(m, b)
+}
+
+// fgpmTaped is FGPM with a forward and backward pass per step over the
+// texts still being attacked; it works for every encoder.
+func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 	ids := append([]int32(nil), b.IDs...)
 	if a.MaxSteps == 0 {
 		return ids

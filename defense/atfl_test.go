@@ -178,3 +178,40 @@ func split(ids []int32, b *nn.Batch) []train.Example {
 	}
 	return out
 }
+
+// The CNN shortcut makes the taped path's substitutions: on untrained and
+// trained Kim CNNs, texts shorter than the widest window included, with
+// budgets that stop texts early and late.
+func TestFGPMCNNMatchesTaped(t *testing.T) {
+	m, syn, tr, _ := setup(t, 3)
+	if _, ok := newFGPMCNN(NewATFL(syn), m.Net); !ok {
+		t.Fatal("the test model does not take the CNN shortcut")
+	}
+	check := func(name string) {
+		for _, steps := range []int{1, 4, 30} {
+			a := NewATFL(syn)
+			a.MaxSteps = steps
+			ex := tr
+			b := exBatch(ex, m.Net.Enc.MinLen())
+			b.Lengths[0] = 2 // shorter than the widest window
+			got, want := a.FGPM(m.Net, b), a.fgpmTaped(m.Net, b)
+			changed := 0
+			for i := range got {
+				if got[i] != want[i] {
+					t.Fatalf("%s, %d steps: position %d (text %d): shortcut %d, taped %d", name, steps, i, i/b.L, got[i], want[i])
+				}
+				if got[i] != b.IDs[i] {
+					changed++
+				}
+			}
+			if changed == 0 {
+				t.Fatalf("%s, %d steps: nothing substituted", name, steps)
+			}
+		}
+	}
+	check("untrained")
+	if _, err := train.Run(m, train.Standard{}, tr, nil, train.Options{Epochs: 3, BatchSize: 16, LR: 0.01, Seed: 1, Out: filepath.Join(t.TempDir(), "m")}); err != nil {
+		t.Fatal(err)
+	}
+	check("trained")
+}

@@ -155,3 +155,8 @@ func init() { Register(gonumBackend{}, false) }
 func Axpy(alpha float32, x, y []float32) {
 	gonum.Implementation{}.Saxpy(len(x), alpha, x, 1, y, 1)
 }
+
+// Dot is Σ x[i]·y[i] (equal lengths), with gonum's vectorised kernel.
+func Dot(x, y []float32) float32 {
+	return gonum.Implementation{}.Sdot(len(x), x, 1, y, 1)
+}
