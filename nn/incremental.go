@@ -23,7 +23,9 @@ type Swap struct {
 // X·W [L, w·F], its window outputs (before the ReLU) and their prefix and
 // suffix maxima. A change at position i alters only row i of X·W, so a
 // candidate costs one row projection (cached per token id) and the w
-// windows covering i, plus O(F) to combine with the untouched windows. A
+// windows covering i, plus O(F) to combine with the untouched windows
+// (prefix and suffix maxima outside the changes, the cached outputs of the
+// windows between changes). A
 // deletion (PredictDeletions) costs the w−1 windows spanning the gap.
 //
 // For an LSTM it caches the base's input projections, hidden and cell states
@@ -53,6 +55,7 @@ type convCache struct {
 	w, f, off int       // width, filters, offset in a proj row
 	lo, valid int       // windows, windows that count for pooling
 	y         []float32 // [L, w·F] base rows of X·W
+	out       []float32 // [valid, F] the base's window outputs
 	pre, suf  []float32 // [(valid+1), F] max over windows [0,t) / [t,valid)
 }
 
@@ -146,6 +149,7 @@ func (inc *Incremental) SetBase(base []int32) {
 			for t := 0; t < cc.valid; t++ {
 				cc.window(out[t*cc.f:(t+1)*cc.f], conv.B.Value.Data, t, nil, nil)
 			}
+			cc.out = out
 			cc.pre = make([]float32, (cc.valid+1)*cc.f)
 			cc.suf = make([]float32, (cc.valid+1)*cc.f)
 			f := cc.f
@@ -245,8 +249,12 @@ func (inc *Incremental) cnnFeatures(feat []float32, pos []int, rows [][]float32)
 				for k < len(pos) && pos[k] < t {
 					k++
 				}
-				cc.window(win, bias, t, pos[k:], rows[k:])
-				for k, v := range win {
+				src := cc.out[t*f : (t+1)*f] // a window between changes is the base's
+				if k < len(pos) && pos[k] < t+cc.w {
+					cc.window(win, bias, t, pos[k:], rows[k:])
+					src = win
+				}
+				for k, v := range src {
 					o[k] = max(o[k], v)
 				}
 			}
