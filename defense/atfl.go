@@ -92,7 +92,7 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 	table := m.Emb.W.Value
 	d := table.Shape[1]
 	row := func(id int32) []float32 {
-		id = m.MapIDs([]int32{id})[0]
+		id = m.MapID(id)
 		return table.Data[int(id)*d : int(id+1)*d]
 	}
 	done := make([]bool, b.B)

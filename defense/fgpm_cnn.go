@@ -47,7 +47,7 @@ func newFGPMCNN(a *ATFL, m *nn.Classifier) (*fgpmCNN, bool) {
 }
 
 func (f *fgpmCNN) row(id int32) []float32 {
-	id = f.m.MapIDs([]int32{id})[0]
+	id = f.m.MapID(id)
 	return f.table[int(id)*f.d : int(id+1)*f.d]
 }
 
@@ -137,16 +137,9 @@ func (f *fgpmCNN) attack(ids, orig []int32, n, label int) {
 			return
 		}
 		// ∂CE/∂logits = softmax − onehot, then back to the pooled features.
-		mx := logits[0]
-		for _, v := range logits {
-			mx = max(mx, v)
-		}
-		var sum float64
-		for _, v := range logits {
-			sum += math.Exp(float64(v - mx))
-		}
+		logSoftmaxInPlace(logits)
 		for j, v := range logits {
-			logits[j] = float32(math.Exp(float64(v-mx)) / sum)
+			logits[j] = float32(math.Exp(float64(v)))
 		}
 		logits[label]--
 		for i := range dfeat {

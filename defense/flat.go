@@ -168,7 +168,7 @@ func ImportanceGap(m *nn.Classifier, ps []Pair) (float64, int) {
 	n := 0
 	for _, p := range ps {
 		for i := 0; i < min(len(p.Orig), len(p.Adv)); i++ {
-			a, b := m.MapIDs([]int32{p.Orig[i]})[0], m.MapIDs([]int32{p.Adv[i]})[0]
+			a, b := m.MapID(p.Orig[i]), m.MapID(p.Adv[i])
 			if a != b {
 				d := float64(phi[a] - phi[b])
 				if d < 0 {

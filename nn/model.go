@@ -177,12 +177,17 @@ func (m *Classifier) MapIDs(ids []int32) []int32 {
 	}
 	out := make([]int32, len(ids))
 	for i, id := range ids {
-		out[i] = id
-		if int(id) >= 0 && int(id) < len(m.Cfg.IDMap) {
-			out[i] = m.Cfg.IDMap[id]
-		}
+		out[i] = m.MapID(id)
 	}
 	return out
+}
+
+// MapID is MapIDs for one id.
+func (m *Classifier) MapID(id int32) int32 {
+	if int(id) >= 0 && int(id) < len(m.Cfg.IDMap) {
+		return m.Cfg.IDMap[id]
+	}
+	return id
 }
 
 // Encode runs the encoder on embedded vectors.

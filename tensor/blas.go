@@ -149,14 +149,17 @@ func trans(t bool) blas.Transpose {
 
 func init() { Register(gonumBackend{}, false) }
 
-// Axpy adds alpha·x to y (equal lengths), with gonum's vectorised kernel
-// whatever the GEMM backend: the callers are short rows where a cgo call
-// would cost more than the arithmetic.
+// Axpy adds alpha·x to y[:len(x)], with gonum's float32 BLAS level 1 (SSE
+// assembly on amd64, pure Go elsewhere, no run-time CPU dispatch, so a build
+// computes the same sums on every machine) whatever the GEMM backend: the
+// callers are short rows where a cgo call would cost more than the
+// arithmetic, and it is about 4× faster than a plain Go loop at 300
+// dimensions.
 func Axpy(alpha float32, x, y []float32) {
 	gonum.Implementation{}.Saxpy(len(x), alpha, x, 1, y, 1)
 }
 
-// Dot is Σ x[i]·y[i] (equal lengths), with gonum's vectorised kernel.
+// Dot is Σ x[i]·y[i] over x's length, with the same kernels as Axpy.
 func Dot(x, y []float32) float32 {
 	return gonum.Implementation{}.Sdot(len(x), x, 1, y, 1)
 }

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"sync"
 	"time"
+
+	"github.com/textarmor/textarmor/tensor"
 )
 
 // Options configures Train. Start from DefaultOptions: Train rejects
@@ -452,7 +454,7 @@ func (c *rowCache) add(id int32, shared []float32, dim int) int32 {
 
 func (c *rowCache) toDelta(shared []float32, dim int) {
 	for s, id := range c.ids {
-		axpy(-1, shared[int(id)*dim:(int(id)+1)*dim], c.data[s*dim:(s+1)*dim])
+		tensor.Axpy(-1, shared[int(id)*dim:(int(id)+1)*dim], c.data[s*dim:(s+1)*dim])
 	}
 }
 
@@ -461,7 +463,7 @@ func (c *rowCache) addTo(shared []float32, dim, part, parts int) {
 		if int(id)%parts != part {
 			continue
 		}
-		axpy(1, c.data[s*dim:(s+1)*dim], shared[int(id)*dim:(int(id)+1)*dim])
+		tensor.Axpy(1, c.data[s*dim:(s+1)*dim], shared[int(id)*dim:(int(id)+1)*dim])
 	}
 }
 
@@ -584,7 +586,7 @@ func (w *worker) pair(ctx, word int32, alpha float32) {
 			}
 		}
 		l2 := w.outRow(target)
-		f := dot(l1, l2)
+		f := tensor.Dot(l1, l2)
 		var g float32
 		switch {
 		case f >= maxExp:
@@ -601,8 +603,8 @@ func (w *worker) pair(ctx, word int32, alpha float32) {
 		if g == 0 {
 			continue
 		}
-		axpy(g, l2, neu1e)
-		axpy(g, l1, l2)
+		tensor.Axpy(g, l2, neu1e)
+		tensor.Axpy(g, l1, l2)
 	}
-	axpy(1, neu1e, l1)
+	tensor.Axpy(1, neu1e, l1)
 }
