@@ -139,11 +139,7 @@ func conv1DBackwardSparse(t *Tape, x, weight *Var, nz []conv1DNonzero, b, l, d, 
 	if t.needs(x) {
 		wt := tensor.GetScratch(wf * d) // Wᵀ: one contiguous row per column of W
 		defer tensor.PutScratch(wt)
-		for e := 0; e < d; e++ {
-			for c, v := range W[e*wf : (e+1)*wf] {
-				wt[c*d+e] = v
-			}
-		}
+		tensor.TransposeInto(wt, W, d, wf)
 		// nz is in text order: find each text's run.
 		start := make([]int, b+1)
 		for _, n := range nz {

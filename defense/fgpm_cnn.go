@@ -36,11 +36,7 @@ func newFGPMCNN(a *ATFL, m *nn.Classifier) (*fgpmCNN, bool) {
 		W := conv.W.Value.Data
 		wf := conv.W.Value.Shape[1]
 		wt := make([]float32, wf*f.d)
-		for e := 0; e < f.d; e++ {
-			for c, v := range W[e*wf : (e+1)*wf] {
-				wt[c*f.d+e] = v
-			}
-		}
+		tensor.TransposeInto(wt, W, f.d, wf)
 		f.wt = append(f.wt, wt)
 	}
 	return f, true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -180,5 +181,25 @@ func TestSetBLASThreads(t *testing.T) {
 	}
 	if got := SetBLASThreads(prev); got != 1 {
 		t.Errorf("after SetBLASThreads(1) the backend reports %d threads", got)
+	}
+}
+
+func TestTransposeInto(t *testing.T) {
+	src := []float32{1, 2, 3, 4, 5, 6} // [2, 3]
+	dst := make([]float32, 6)
+	TransposeInto(dst, src, 2, 3)
+	if want := []float32{1, 4, 2, 5, 3, 6}; !slices.Equal(dst, want) {
+		t.Fatalf("TransposeInto = %v, want %v", dst, want)
+	}
+}
+
+func TestDotAxpy(t *testing.T) {
+	x, y := []float32{1, 2, 3}, []float32{4, 5, 6, 7}
+	if d := Dot(x, y); d != 32 {
+		t.Fatalf("Dot = %v, want 32 (over x's length)", d)
+	}
+	Axpy(2, x, y)
+	if want := []float32{6, 9, 12, 7}; !slices.Equal(y, want) {
+		t.Fatalf("Axpy gave %v, want %v", y, want)
 	}
 }

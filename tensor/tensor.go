@@ -111,3 +111,13 @@ func AllFinite(x []float32) bool {
 	}
 	return true
 }
+
+// TransposeInto writes the transpose of the row-major [rows, cols] matrix
+// src into dst ([cols, rows]).
+func TransposeInto(dst, src []float32, rows, cols int) {
+	for r := 0; r < rows; r++ {
+		for c, v := range src[r*cols : (r+1)*cols] {
+			dst[c*rows+r] = v
+		}
+	}
+}
