@@ -95,7 +95,8 @@ func tanhFromExp(x, e float32) float32 {
 // LSTMStep applies one LSTM cell to a row: z holds the 4H pre-activations
 // (blocks i, f, g, o) and becomes the gates σ(i), σ(f), tanh(g), σ(o); the
 // state advances as c ← f·c + i·g, h ← o·tanh(c). tmp is scratch of at
-// least 4H values. The results equal sigmoid32/tanh32 element by element.
+// least 4H values; on return tmp[:H] holds tanh(c). The results equal
+// sigmoid32/tanh32 element by element.
 // Both the taped LSTM and the incremental scorer use it, so they agree.
 func LSTMStep(z, c, h, tmp []float32) {
 	n := len(h)
@@ -133,6 +134,8 @@ func LSTMStep(z, c, h, tmp []float32) {
 	}
 	expVec(ec)
 	for k := range n {
-		h[k] = z[3*n+k] * tanhFromExp(c[k], ec[k])
+		tc := tanhFromExp(c[k], ec[k])
+		h[k] = z[3*n+k] * tc
+		ec[k] = tc // left in tmp[:n] for a backward pass
 	}
 }

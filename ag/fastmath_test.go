@@ -75,7 +75,13 @@ func TestLSTMStepMatchesScalarCell(t *testing.T) {
 			wantH[k] = og * tanh32(wantC[k])
 		}
 		h := make([]float32, n)
-		LSTMStep(z, c, h, make([]float32, 4*n))
+		tmp := make([]float32, 4*n)
+		LSTMStep(z, c, h, tmp)
+		for k := 0; k < n; k++ {
+			if tmp[k] != tanh32(wantC[k]) {
+				t.Fatalf("scale %g: unit %d: tmp holds %v, not tanh(c) %v", scale, k, tmp[k], tanh32(wantC[k]))
+			}
+		}
 		for k := range wantZ {
 			if z[k] != wantZ[k] {
 				t.Fatalf("scale %g: gate %d = %v, scalar %v", scale, k, z[k], wantZ[k])

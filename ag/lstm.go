@@ -32,8 +32,8 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 	// gates holds, per (b,t) row, the activated i, f, g, o.
 	gates := make([]float32, b*steps*g4)
 	tensor.Gemm(false, false, b*steps, g4, d, 1, x.Data(), d, wx.Data(), g4, 0, gates, g4)
-	cells := make([]float32, b*steps*h)    // c_t
-	hPrevAll := make([]float32, b*steps*h) // h_{t-1} seen at (b,t)
+	tanhCells := make([]float32, b*steps*h) // tanh(c_t)
+	hPrevAll := make([]float32, b*steps*h)  // h_{t-1} seen at (b,t)
 	cPrevAll := make([]float32, b*steps*h)
 	out := tensor.New(b, steps, h)
 	hState, cState := make([]float32, b*h), make([]float32, b*h)
@@ -61,7 +61,7 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 					gr[k] = gr[k] + rr[k] + bs[k] // this order, as the incremental path adds them
 				}
 				LSTMStep(gr, cp, hp, tmp) // gr becomes the gates, kept for backward
-				copy(cells[row*h:(row+1)*h], cp)
+				copy(tanhCells[row*h:(row+1)*h], tmp[:h])
 				copy(out.Data[row*h:(row+1)*h], hp)
 			}
 		})
@@ -89,8 +89,7 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 					dhi, dci := dh[i*h:(i+1)*h], dc[i*h:(i+1)*h]
 					for k := 0; k < h; k++ {
 						ig, fg, gg, og := gr[k], gr[h+k], gr[2*h+k], gr[3*h+k]
-						c := cells[row*h+k]
-						tc := tanh32(c)
+						tc := tanhCells[row*h+k]
 						dhk := dhi[k] + G[row*h+k]
 						dck := dci[k] + dhk*og*(1-tc*tc)
 						dg[k] = dck * gg * ig * (1 - ig)
