@@ -17,3 +17,28 @@ func expVecSIMD(x []float32) int {
 	}
 	return n
 }
+
+// sigmoidFromExp4 and tanhFromExp4 are sigmoidFromExp and tanhFromExp for
+// lengths that are a multiple of 4; see gates_amd64.s.
+//
+//go:noescape
+func sigmoidFromExp4(dst, x, e []float32)
+
+//go:noescape
+func tanhFromExp4(dst, x, e []float32)
+
+func sigmoidFromExpSIMD(dst, x, e []float32) int {
+	n := len(dst) &^ 3
+	if n > 0 {
+		sigmoidFromExp4(dst[:n], x[:n], e[:n])
+	}
+	return n
+}
+
+func tanhFromExpSIMD(dst, x, e []float32) int {
+	n := len(dst) &^ 3
+	if n > 0 {
+		tanhFromExp4(dst[:n], x[:n], e[:n])
+	}
+	return n
+}

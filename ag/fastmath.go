@@ -114,15 +114,9 @@ func LSTMStep(z, c, h, tmp []float32) {
 		e[2*n+j] = 2 * max(v, -v)
 	}
 	expVec(e)
-	for j, v := range z[:2*n] {
-		z[j] = sigmoidFromExp(v, e[j])
-	}
-	for j, v := range z[2*n : 3*n] {
-		z[2*n+j] = tanhFromExp(v, e[2*n+j])
-	}
-	for j, v := range z[3*n : 4*n] {
-		z[3*n+j] = sigmoidFromExp(v, e[3*n+j])
-	}
+	sigmoidFromExpVec(z[:2*n], z[:2*n], e[:2*n])
+	tanhFromExpVec(z[2*n:3*n], z[2*n:3*n], e[2*n:3*n])
+	sigmoidFromExpVec(z[3*n:4*n], z[3*n:4*n], e[3*n:4*n])
 	ec := tmp[:n]
 	for k := range n {
 		cv := z[n+k]*c[k] + z[k]*z[2*n+k]
@@ -133,9 +127,23 @@ func LSTMStep(z, c, h, tmp []float32) {
 		ec[k] = 2 * cv
 	}
 	expVec(ec)
+	tanhFromExpVec(ec, c, ec) // tanh(c), left in tmp[:n] for a backward pass
 	for k := range n {
-		tc := tanhFromExp(c[k], ec[k])
-		h[k] = z[3*n+k] * tc
-		ec[k] = tc // left in tmp[:n] for a backward pass
+		h[k] = z[3*n+k] * ec[k]
+	}
+}
+
+// sigmoidFromExpVec sets dst[i] = sigmoidFromExp(x[i], e[i]) (dst may be x
+// or e), bit for bit, a vector kernel taking most of them on amd64.
+func sigmoidFromExpVec(dst, x, e []float32) {
+	for i := sigmoidFromExpSIMD(dst, x, e); i < len(dst); i++ {
+		dst[i] = sigmoidFromExp(x[i], e[i])
+	}
+}
+
+// tanhFromExpVec sets dst[i] = tanhFromExp(x[i], e[i]) likewise.
+func tanhFromExpVec(dst, x, e []float32) {
+	for i := tanhFromExpSIMD(dst, x, e); i < len(dst); i++ {
+		dst[i] = tanhFromExp(x[i], e[i])
 	}
 }

@@ -136,3 +136,39 @@ func BenchmarkExpVec(b *testing.B) {
 		expVec(buf)
 	}
 }
+
+// The gate kernels equal sigmoidFromExp and tanhFromExp bit for bit: a
+// sweep through both of tanh's branch edges (|x| = 0.0625 and 9), signed
+// zeros and infinities, with the exponentials the LSTM cell passes, and
+// lengths that leave a scalar tail.
+func TestGateVecsMatchScalar(t *testing.T) {
+	var xs []float32
+	for x := -12.0; x < 12; x += 0.00271 {
+		xs = append(xs, float32(x))
+	}
+	for _, e := range []float32{0.0625, 9} {
+		for _, s := range []float32{1, -1} {
+			v := s * e
+			xs = append(xs, v, math.Nextafter32(v, 0), math.Nextafter32(v, 100*v))
+		}
+	}
+	xs = append(xs, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)))
+	sigE, tanhE := make([]float32, len(xs)), make([]float32, len(xs))
+	for i, x := range xs {
+		ax := float32(math.Abs(float64(x)))
+		sigE[i], tanhE[i] = expf(-ax), expf(2*ax)
+	}
+	for _, n := range []int{len(xs), len(xs) - 1, len(xs) - 2, len(xs) - 3, 2} {
+		sig, th := make([]float32, n), make([]float32, n)
+		sigmoidFromExpVec(sig, xs[:n], sigE[:n])
+		tanhFromExpVec(th, xs[:n], tanhE[:n])
+		for i, x := range xs[:n] {
+			if w := sigmoidFromExp(x, sigE[i]); math.Float32bits(sig[i]) != math.Float32bits(w) {
+				t.Fatalf("sigmoid(%v): vector %v, scalar %v", x, sig[i], w)
+			}
+			if w := tanhFromExp(x, tanhE[i]); math.Float32bits(th[i]) != math.Float32bits(w) {
+				t.Fatalf("tanh(%v): vector %v (%#x), scalar %v (%#x)", x, th[i], math.Float32bits(th[i]), w, math.Float32bits(w))
+			}
+		}
+	}
+}
