@@ -107,6 +107,9 @@ func (t *Tape) binary(a, b *Var, kind binKind) *Var {
 	}
 	out := tensor.New(bc.out...)
 	A, B, O := a.Data(), b.Data(), out.Data
+	if bc.sameA && bc.sameB {
+		return t.binarySame(a, b, out, kind)
+	}
 	switch kind {
 	case binAdd:
 		bc.each(func(i, ia, ib int) { O[i] = A[ia] + B[ib] })
@@ -141,6 +144,71 @@ func (t *Tape) binary(a, b *Var, kind binKind) *Var {
 				bc.each(func(i, ia, ib int) { gb[ib] += G[i] * A[ia] })
 			case binDiv:
 				bc.each(func(i, ia, ib int) { gb[ib] -= G[i] * A[ia] / (B[ib] * B[ib]) })
+			}
+		}
+	}, a, b)
+}
+
+// binarySame is binary for operands of one shape: plain loops instead of a
+// closure call per element (the same arithmetic, so the same results).
+func (t *Tape) binarySame(a, b *Var, out *tensor.Tensor, kind binKind) *Var {
+	A, B, O := a.Data(), b.Data(), out.Data
+	switch kind {
+	case binAdd:
+		for i := range O {
+			O[i] = A[i] + B[i]
+		}
+	case binSub:
+		for i := range O {
+			O[i] = A[i] - B[i]
+		}
+	case binMul:
+		for i := range O {
+			O[i] = A[i] * B[i]
+		}
+	case binDiv:
+		for i := range O {
+			O[i] = A[i] / B[i]
+		}
+	}
+	return t.op(out, func(o *Var) {
+		G := o.Grad.Data
+		if t.needs(a) {
+			ga := a.grad()
+			switch kind {
+			case binAdd, binSub:
+				for i, g := range G {
+					ga[i] += g
+				}
+			case binMul:
+				for i, g := range G {
+					ga[i] += g * B[i]
+				}
+			case binDiv:
+				for i, g := range G {
+					ga[i] += g / B[i]
+				}
+			}
+		}
+		if t.needs(b) {
+			gb := b.grad()
+			switch kind {
+			case binAdd:
+				for i, g := range G {
+					gb[i] += g
+				}
+			case binSub:
+				for i, g := range G {
+					gb[i] -= g
+				}
+			case binMul:
+				for i, g := range G {
+					gb[i] += g * A[i]
+				}
+			case binDiv:
+				for i, g := range G {
+					gb[i] -= g * A[i] / (B[i] * B[i])
+				}
 			}
 		}
 	}, a, b)
