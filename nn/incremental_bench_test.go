@@ -59,7 +59,13 @@ func BenchmarkPredictSwaps(b *testing.B) {
 // full Predict and with the CNN's incremental path, which takes them at any
 // distance.
 func BenchmarkPredictFarEdits(b *testing.B) {
-	m := benchModel(b, "cnn")
+	for _, arch := range []string{"cnn", "bilstm"} {
+		benchFarEdits(b, arch)
+	}
+}
+
+func benchFarEdits(b *testing.B, arch string) {
+	m := benchModel(b, arch)
 	const l = 250
 	base, _, _ := benchSwaps(l)
 	r := rand.New(rand.NewSource(4))
@@ -72,12 +78,12 @@ func BenchmarkPredictFarEdits(b *testing.B) {
 			}
 			seqs[i] = ApplySwaps(base, edits[i])
 		}
-		b.Run(fmt.Sprintf("cnn/L%d/k%d/Predict", l, k), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s/L%d/k%d/Predict", arch, l, k), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				m.Predict(seqs)
 			}
 		})
-		b.Run(fmt.Sprintf("cnn/L%d/k%d/Incremental", l, k), func(b *testing.B) {
+		b.Run(fmt.Sprintf("%s/L%d/k%d/Incremental", arch, l, k), func(b *testing.B) {
 			inc := m.NewIncremental()
 			inc.SetBase(base)
 			inc.PredictEdits(edits)
