@@ -12,13 +12,12 @@ type IncrementalVictim interface {
 // rebaseEdits is how many positions a query may differ from the cached base
 // in and still count as close to it. When most of a batch is farther, the
 // base moves: a close query costs the few windows or steps around its
-// changes, a far one (still incremental for a CNN, up to MaxEdits) the span
-// from its first change to its last.
+// changes, a far one (still incremental) the span from its first change to
+// its last.
 const rebaseEdits = 16
 
 // predict scores seqs with Target.Victim, taking the incremental path for
-// those within the encoder's nn.Incremental.MaxEdits of the state's base
-// and for the base with one token deleted.
+// those of the base's length and for the base with one token deleted.
 // When most of a batch is not close to the base, the base moves to the
 // batch's per-position majority (the current text of a greedy step, the
 // common ancestor of a GA population). Results equal Predict's up to float
@@ -78,8 +77,8 @@ type edit struct {
 	ok    bool
 }
 
-// editsFromBase diffs each sequence against the base (ok: within the
-// encoder's MaxEdits); near counts those within rebaseEdits.
+// editsFromBase diffs each sequence against the base (ok: the same
+// length); near counts those within rebaseEdits.
 func (s *State) editsFromBase(seqs [][]int32) (eds []edit, near int) {
 	eds = make([]edit, len(seqs))
 	base := s.inc.Base()
@@ -87,7 +86,7 @@ func (s *State) editsFromBase(seqs [][]int32) (eds []edit, near int) {
 		return eds, 0
 	}
 	for i, q := range seqs {
-		sw, ok := nn.Diff(base, q, s.inc.MaxEdits())
+		sw, ok := nn.Diff(base, q, len(q))
 		if ok && len(q) == 0 {
 			ok = false // an empty text has no base to edit
 		}
