@@ -8,14 +8,30 @@ package ag
 //go:noescape
 func expVec4(x []float32)
 
-// expVecSIMD exponentiates the longest prefix of x that the vector kernel
-// handles and returns its length.
+// expVec8 is expVec4 with AVX2, eight lanes at a time.
+//
+//go:noescape
+func expVec8(x []float32)
+
+func hasAVX2() bool
+
+var useAVX2 = hasAVX2()
+
+// expVecSIMD exponentiates the longest prefix of x that the vector kernels
+// handle and returns its length.
 func expVecSIMD(x []float32) int {
-	n := len(x) &^ 3
-	if n > 0 {
-		expVec4(x[:n])
+	n := 0
+	if useAVX2 {
+		n = len(x) &^ 7
+		if n > 0 {
+			expVec8(x[:n])
+		}
 	}
-	return n
+	m := n + (len(x)-n)&^3
+	if m > n {
+		expVec4(x[n:m])
+	}
+	return m
 }
 
 // sigmoidFromExp4 and tanhFromExp4 are sigmoidFromExp and tanhFromExp for
@@ -41,4 +57,12 @@ func tanhFromExpSIMD(dst, x, e []float32) int {
 		tanhFromExp4(dst[:n], x[:n], e[:n])
 	}
 	return n
+}
+
+// setAVX2 turns the AVX2 kernel on (where the CPU has it) or off and
+// returns the previous setting, so tests cover both kernels.
+func setAVX2(on bool) bool {
+	old := useAVX2
+	useAVX2 = on && hasAVX2()
+	return old
 }

@@ -149,3 +149,95 @@ loop:
 
 done:
 	RET
+
+// func hasAVX2() bool
+// CPUID says AVX and AVX2 are there and XGETBV that the OS saves the YMM
+// registers.
+TEXT ·hasAVX2(SB), NOSPLIT, $0-1
+	MOVL $1, AX
+	XORL CX, CX
+	CPUID
+	ANDL $0x18000000, CX // OSXSAVE (27) and AVX (28)
+	CMPL CX, $0x18000000
+	JNE  no
+	XORL CX, CX
+	XGETBV
+	ANDL $6, AX          // XMM and YMM state
+	CMPL AX, $6
+	JNE  no
+	MOVL $7, AX
+	XORL CX, CX
+	CPUID
+	BTL  $5, BX          // AVX2
+	JCC  no
+	MOVB $1, ret+0(FP)
+	RET
+
+no:
+	MOVB $0, ret+0(FP)
+	RET
+
+// func expVec8(x []float32)
+// expVec4 eight lanes at a time (len(x) a multiple of 8) with AVX2: the
+// same float32 operations in the same order, no fused multiply-add.
+TEXT ·expVec8(SB), NOSPLIT, $0-24
+	MOVQ x_base+0(FP), SI
+	MOVQ x_len+8(FP), CX
+	SHRQ $3, CX
+	JZ   done8
+	VBROADCASTSS exp_hi<>(SB), Y8
+	VBROADCASTSS exp_lo<>(SB), Y9
+	VBROADCASTSS exp_log2e<>(SB), Y10
+	VBROADCASTSS exp_half<>(SB), Y11
+	VBROADCASTSS exp_one<>(SB), Y12
+	VBROADCASTSS exp_ln2hi<>(SB), Y13
+	VBROADCASTSS exp_ln2lo<>(SB), Y14
+	VBROADCASTSS exp_inf<>(SB), Y15
+
+loop8:
+	VMOVUPS (SI), Y0            // v
+	VCMPPS  $1, Y0, Y8, Y1      // hi < v: overflow lanes
+	VCMPPS  $1, Y9, Y0, Y2      // v < lo: underflow lanes
+	VMULPS  Y10, Y0, Y3
+	VADDPS  Y11, Y3, Y3         // t = v·log2e + 0.5
+	VROUNDPS $1, Y3, Y5         // floor(t)
+	VCVTTPS2DQ Y5, Y4           // as int32
+	VMULPS  Y13, Y5, Y6
+	VSUBPS  Y6, Y0, Y0          // v − n·ln2hi
+	VMULPS  Y14, Y5, Y6
+	VSUBPS  Y6, Y0, Y0          // r
+	VBROADCASTSS exp_p0<>(SB), Y6
+	VMULPS  Y0, Y6, Y6
+	VBROADCASTSS exp_p1<>(SB), Y7
+	VADDPS  Y7, Y6, Y6
+	VMULPS  Y0, Y6, Y6
+	VBROADCASTSS exp_p2<>(SB), Y7
+	VADDPS  Y7, Y6, Y6
+	VMULPS  Y0, Y6, Y6
+	VBROADCASTSS exp_p3<>(SB), Y7
+	VADDPS  Y7, Y6, Y6
+	VMULPS  Y0, Y6, Y6
+	VBROADCASTSS exp_p4<>(SB), Y7
+	VADDPS  Y7, Y6, Y6
+	VMULPS  Y0, Y6, Y6
+	VADDPS  Y11, Y6, Y6         // p
+	VMULPS  Y0, Y6, Y6
+	VMULPS  Y0, Y6, Y6
+	VADDPS  Y0, Y6, Y6
+	VADDPS  Y12, Y6, Y6         // y = p·r·r + r + 1
+	VPBROADCASTD exp_bias<>(SB), Y7
+	VPADDD  Y7, Y4, Y4
+	VPSLLD  $23, Y4, Y4         // 2^n
+	VMULPS  Y4, Y6, Y6
+	VANDNPS Y6, Y1, Y7          // y where not overflow
+	VANDPS  Y15, Y1, Y1         // +Inf where overflow
+	VORPS   Y1, Y7, Y7
+	VANDNPS Y7, Y2, Y7          // 0 where underflow
+	VMOVUPS Y7, (SI)
+	ADDQ    $32, SI
+	DECQ    CX
+	JNZ     loop8
+	VZEROUPPER
+
+done8:
+	RET

@@ -113,12 +113,16 @@ func TestExpVecMatchesExpf(t *testing.T) {
 		xs = append(xs, x, math.Nextafter32(x, 1000), math.Nextafter32(x, -1000))
 	}
 	xs = append(xs, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-30, -1e-30, 1e30, -1e30)
-	for _, n := range []int{len(xs), len(xs) - 1, len(xs) - 2, len(xs) - 3, 3, 1} {
-		got := append([]float32(nil), xs[:n]...)
-		expVec(got)
-		for i, x := range xs[:n] {
-			if want := expf(x); math.Float32bits(got[i]) != math.Float32bits(want) {
-				t.Fatalf("length %d: expVec(%v) = %v (%#x), expf %v (%#x)", n, x, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+	defer setAVX2(setAVX2(true))
+	for _, avx2 := range []bool{true, false} { // AVX2 where the CPU has it, then SSE2
+		setAVX2(avx2)
+		for _, n := range []int{len(xs), len(xs) - 1, len(xs) - 2, len(xs) - 3, len(xs) - 4, len(xs) - 5, 7, 3, 1} {
+			got := append([]float32(nil), xs[:n]...)
+			expVec(got)
+			for i, x := range xs[:n] {
+				if want := expf(x); math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Fatalf("avx2 %v, length %d: expVec(%v) = %v (%#x), expf %v (%#x)", avx2, n, x, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+				}
 			}
 		}
 	}
