@@ -291,21 +291,25 @@ func (dc *dirCache) setBase(x []float32, n, d int, r *RNN) {
 			t = n - 1 - s
 			from, to = t+1, t
 		}
-		for k := 0; k < h; k++ {
-			dc.pool[to*h+k] = poolStep(r, dc.pool[from*h+k], dc.h[t*h+k])
-		}
+		copy(dc.pool[to*h:(to+1)*h], dc.pool[from*h:(from+1)*h])
+		poolRow(r, dc.pool[to*h:(to+1)*h], dc.h[t*h:(t+1)*h])
 	}
 }
 
-// poolStep folds one hidden value into a running max or sum.
-func poolStep(r *RNN, acc, v float32) float32 {
-	if r.Tanh {
-		v = ag.FastTanh(v)
+// poolRow folds one step's hidden values into the running max or sum acc
+// (tanh first where the encoder has it).
+func poolRow(r *RNN, acc, h []float32) {
+	mean := r.Pool == "mean"
+	for k, v := range h {
+		if r.Tanh {
+			v = ag.FastTanh(v)
+		}
+		if mean {
+			acc[k] += v
+		} else {
+			acc[k] = max(acc[k], v)
+		}
 	}
-	if r.Pool == "mean" {
-		return acc + v
-	}
-	return max(acc, v)
 }
 
 // lstmCell applies one step: gates = gx + rec + bias (order i, f, g, o);
@@ -386,10 +390,7 @@ func (inc *Incremental) rnnFeatures(feat []float32, edits [][]Swap) {
 				}
 				hr := hs[r*h : (r+1)*h]
 				lstmCell(gx, rec[r*g4:(r+1)*g4], bias, hr, cs[r*h:(r+1)*h], tmp)
-				ar := acc[r*h : (r+1)*h]
-				for k, v := range hr {
-					ar[k] = poolStep(inc.rnn, ar[k], v)
-				}
+				poolRow(inc.rnn, acc[r*h:(r+1)*h], hr)
 			}
 		}
 		inv := 1 / float32(n)
