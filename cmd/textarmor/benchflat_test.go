@@ -172,3 +172,16 @@ func TestFLATPaperValues(t *testing.T) {
 		t.Error("a dataset outside the paper got paper values")
 	}
 }
+
+// By default the FLAT protocol attacks the whole test set, but only the
+// first 10,000 IMDB test reviews (spec F14); a given --n stands.
+func TestFlatAttackN(t *testing.T) {
+	for _, c := range []struct {
+		dataset string
+		n, want int
+	}{{"imdb", -1, 10000}, {"sst2-sent", -1, 0}, {"", -1, 0}, {"imdb", 0, 0}, {"imdb", 500, 500}, {"trec", 7, 7}} {
+		if got := flatAttackN(c.dataset, c.n); got != c.want {
+			t.Errorf("flatAttackN(%q, %d) = %d, want %d", c.dataset, c.n, got, c.want)
+		}
+	}
+}
