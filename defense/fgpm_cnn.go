@@ -14,9 +14,9 @@ import (
 // filter's winning window, so it costs one axpy per filter and tap instead
 // of a backward GEMM. A step then costs O(L·F + F·w·D + candidates·D)
 // instead of a forward and backward pass over the batch. The substitutions
-// are those of the generic path up to float rounding (a near-tie between
-// two candidates may break the other way); TestFGPMCNNMatchesGeneric
-// compares them.
+// are those of the taped path up to float rounding (a near-tie between two
+// candidates may break the other way); TestFGPMCNNMatchesTaped compares
+// them.
 type fgpmCNN struct {
 	a     *ATFL
 	m     *nn.Classifier
