@@ -81,31 +81,14 @@ func (t *Tape) IntervalLSTMStep(pxL, pxU *Var, ti int, hWm, hWr, cL, cU, hMid, h
 	}
 	return t.op(out, func(ov *Var) {
 		G := ov.Grad.Data
-		var gPL, gPU, gM, gR, gCL, gCU, gHM, gHR []float32
-		if t.needs(pxL) {
-			gPL = pxL.grad()
+		gradOf := func(v *Var) []float32 { // nil: v takes no gradient
+			if t.needs(v) {
+				return v.grad()
+			}
+			return nil
 		}
-		if t.needs(pxU) {
-			gPU = pxU.grad()
-		}
-		if t.needs(hWm) {
-			gM = hWm.grad()
-		}
-		if t.needs(hWr) {
-			gR = hWr.grad()
-		}
-		if t.needs(cL) {
-			gCL = cL.grad()
-		}
-		if t.needs(cU) {
-			gCU = cU.grad()
-		}
-		if t.needs(hMid) {
-			gHM = hMid.grad()
-		}
-		if t.needs(hRad) {
-			gHR = hRad.grad()
-		}
+		gPL, gPU, gM, gR := gradOf(pxL), gradOf(pxU), gradOf(hWm), gradOf(hWr)
+		gCL, gCU, gHM, gHR := gradOf(cL), gradOf(cU), gradOf(hMid), gradOf(hRad)
 		add := func(dst []float32, i int, v float32) {
 			if dst != nil {
 				dst[i] += v

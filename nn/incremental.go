@@ -230,12 +230,7 @@ func (inc *Incremental) cnnFeatures(feat []float32, pos []int, rows [][]float32)
 				o[k] = max(cc.pre[a*f+k], cc.suf[(b+1)*f+k])
 			}
 			var tmp [512]float32
-			win := tmp[:0]
-			if f <= len(tmp) {
-				win = tmp[:f]
-			} else {
-				win = make([]float32, f)
-			}
+			win := scratch(tmp[:], f)
 			bias := inc.cnn.Convs[ci].B.Value.Data
 			k := 0 // pos[k:] are the changes at or after window t
 			for t := a; t <= b; t++ {
@@ -646,12 +641,7 @@ func (inc *Incremental) cnnDeletionFeatures(feat []float32, del int) {
 		}
 		bias := inc.cnn.Convs[ci].B.Value.Data
 		var tmp [512]float32
-		win := tmp[:0]
-		if f <= len(tmp) {
-			win = tmp[:f]
-		} else {
-			win = make([]float32, f)
-		}
+		win := scratch(tmp[:], f)
 		for t := a; t < min(del, cc.valid-1); t++ {
 			copy(win, bias)
 			for j := 0; j < cc.w; j++ {
@@ -691,4 +681,13 @@ func Deletion(base, seq []int32) (pos int, ok bool) {
 		i--
 	}
 	return i, true
+}
+
+// scratch returns buf[:n] when it fits (a stack array at the call site, so
+// the hot loops allocate nothing), a new slice otherwise.
+func scratch(buf []float32, n int) []float32 {
+	if n <= len(buf) {
+		return buf[:n]
+	}
+	return make([]float32, n)
 }
