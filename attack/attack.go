@@ -269,9 +269,17 @@ func (s *State) Exhausted() bool { return s.exhausted }
 // exceeded, the sequences that fit are scored, the rest are returned with
 // nil Probs, and the error is errBudget.
 func (s *State) Query(seqs [][]int32) ([]Scored, error) {
-	out := make([]Scored, len(seqs))
+	todo, err := s.withinBudget(s.uncached(seqs, map[string]bool{}), 0)
+	if len(todo) > 0 {
+		s.store(todo, s.predict(todo))
+	}
+	return s.lookup(seqs), err
+}
+
+// uncached returns the distinct sequences of seqs that are neither cached
+// nor in pending, and adds them to pending.
+func (s *State) uncached(seqs [][]int32, pending map[string]bool) [][]int32 {
 	var todo [][]int32
-	pending := map[string]bool{}
 	for _, q := range seqs {
 		k := key(q)
 		if _, ok := s.cache[k]; ok || pending[k] {
@@ -280,29 +288,39 @@ func (s *State) Query(seqs [][]int32) ([]Scored, error) {
 		pending[k] = true
 		todo = append(todo, q)
 	}
-	var err error
-	if b := s.attack.QueryBudget; b > 0 && s.Queries+len(todo) > b {
-		todo = todo[:max(b-s.Queries, 0)]
-		err, s.exhausted = errBudget, true
+	return todo
+}
+
+// withinBudget cuts todo to what the query budget leaves after reserved
+// more queries, marking the state exhausted (errBudget) when it cuts.
+func (s *State) withinBudget(todo [][]int32, reserved int) ([][]int32, error) {
+	if b := s.attack.QueryBudget; b > 0 && s.Queries+reserved+len(todo) > b {
+		s.exhausted = true
+		return todo[:max(b-s.Queries-reserved, 0)], errBudget
 	}
-	if len(todo) > 0 {
-		probs := s.predict(todo)
-		s.Queries += len(todo)
-		for j, q := range todo {
-			sc := s.score(q, probs[j])
-			s.cache[key(q)] = sc
-		}
+	return todo, nil
+}
+
+// store caches the scores of newly predicted sequences, one query each.
+func (s *State) store(seqs [][]int32, probs [][]float32) {
+	s.Queries += len(seqs)
+	for j, q := range seqs {
+		s.cache[key(q)] = s.score(q, probs[j])
 	}
+}
+
+// lookup returns the cached scores of seqs; one never scored (cut by the
+// budget) has nil Probs and a score below any real one.
+func (s *State) lookup(seqs [][]int32) []Scored {
+	out := make([]Scored, len(seqs))
 	for i, q := range seqs {
-		if out[i].Seq == nil {
-			if r, ok := s.cache[key(q)]; ok {
-				out[i] = r
-			} else {
-				out[i] = Scored{Seq: q, Score: -1e9}
-			}
+		if r, ok := s.cache[key(q)]; ok {
+			out[i] = r
+		} else {
+			out[i] = Scored{Seq: q, Score: -1e9}
 		}
 	}
-	return out, err
+	return out
 }
 
 func (s *State) score(seq []int32, p []float32) Scored {

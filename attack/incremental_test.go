@@ -2,6 +2,7 @@ package attack
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand"
 	"reflect"
@@ -64,8 +65,20 @@ func TestIncrementalSameResults(t *testing.T) {
 			e.Label = nn.Argmax(p)
 			exs = append(exs, e)
 		}
+		attacks := map[string]*Attack{}
 		for name, s := range searches() {
-			a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Pre: []PreConstraint{MaxModificationRate{Rate: 0.25}}, Search: s}
+			attacks[name] = &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Pre: []PreConstraint{MaxModificationRate{Rate: 0.25}}, Search: s}
+		}
+		// Budgets that run out mid-search: the GA's and PSO's family sweep
+		// (State.QueryFamilies) must cut where Query does.
+		for _, name := range []string{"genetic", "pso"} {
+			for _, b := range []int{1, 3, 6, 10} {
+				a := *attacks[name]
+				a.QueryBudget = b
+				attacks[fmt.Sprintf("%s/budget=%d", name, b)] = &a
+			}
+		}
+		for name, a := range attacks {
 			var runs [][]Result
 			var full []int
 			for _, off := range []bool{true, false} {
@@ -103,6 +116,9 @@ func TestIncrementalSameResults(t *testing.T) {
 			queries := 0
 			for _, r := range runs[0] {
 				queries += r.NumQueries
+				if a.QueryBudget > 0 && r.NumQueries > a.QueryBudget {
+					t.Errorf("%s/%s: %d queries over a budget of %d", arch, name, r.NumQueries, a.QueryBudget)
+				}
 			}
 			t.Logf("%s/%s: %d successful of %d; %d queries, %d scored in full with the fast path", arch, name, sum.Successful, sum.N, queries, full[1])
 			if sum.Successful > 0 && full[1]*2 > queries {
@@ -136,4 +152,76 @@ func fastAgrees(m *nn.Classifier, tg Target, orig string, texts ...string) bool 
 		}
 	}
 	return true
+}
+
+// TestQueryFamiliesMatchesQuery: QueryFamilies on a recurrent victim scores
+// distinct parents and their kids (one or several swaps, duplicates,
+// cached ones, a kid of another length) like Query(parents) then
+// Query(kids) with full forward passes, counts the same queries and cuts
+// the same ones under a budget.
+func TestQueryFamiliesMatchesQuery(t *testing.T) {
+	for _, arch := range []string{"lstm", "bilstm"} {
+		cfg := nn.DefaultConfig(arch)
+		cfg.VocabSize, cfg.EmbedDim, cfg.Hidden, cfg.NumClasses = 40, 8, 6, 3
+		m, err := nn.New(cfg, rand.New(rand.NewSource(2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := rand.New(rand.NewSource(9))
+		word := func() int32 { return int32(2 + r.Intn(cfg.VocabSize-2)) }
+		const n = 30
+		orig := make([]int32, n)
+		for i := range orig {
+			orig[i] = word()
+		}
+		var parents, kids [][]int32
+		var of []int
+		for p := 0; p < 6; p++ {
+			q := append([]int32(nil), orig...)
+			for j := 0; j < p*3; j++ {
+				q[r.Intn(n)] = word()
+			}
+			parents = append(parents, q)
+			for k := 0; k < 5; k++ {
+				kid := append([]int32(nil), q...)
+				for j := 0; j <= k/3; j++ {
+					kid[r.Intn(n)] = word()
+				}
+				kids, of = append(kids, kid), append(of, p)
+			}
+		}
+		parents = append(parents, parents[1]) // a repeated parent
+		kids, of = append(kids, kids[0], parents[2], orig[:n-1]), append(of, 0, 2, 3)
+		for _, budget := range []int{0, 1, 5, 9, 20, 38} {
+			states := make([]*State, 2)
+			var ps, ks [2][]Scored
+			var errs [2]error
+			for i, noInc := range []bool{true, false} {
+				a := &Attack{Goal: Untargeted{}, QueryBudget: budget}
+				s := &State{Target: Target{Victim: m, NoIncremental: noInc}, attack: a, Orig: orig, cache: map[string]Scored{}}
+				s.Query([][]int32{parents[3]}) // one parent is cached already
+				ps[i], ks[i], errs[i] = s.QueryFamilies(parents, kids, of)
+				states[i] = s
+			}
+			if states[0].Queries != states[1].Queries || (errs[0] == nil) != (errs[1] == nil) || (ks[0] == nil) != (ks[1] == nil) {
+				t.Errorf("%s budget %d: %d queries (err %v) with Query, %d (err %v) with QueryFamilies", arch, budget,
+					states[0].Queries, errs[0], states[1].Queries, errs[1])
+				continue
+			}
+			for _, pair := range [][2][]Scored{{ps[0], ps[1]}, {ks[0], ks[1]}} {
+				for j := range pair[0] {
+					a, b := pair[0][j], pair[1][j]
+					if (a.Probs == nil) != (b.Probs == nil) {
+						t.Errorf("%s budget %d: sequence %d scored on one path only", arch, budget, j)
+						continue
+					}
+					for c := range a.Probs {
+						if d := math.Abs(float64(a.Probs[c] - b.Probs[c])); d > 1e-5 {
+							t.Errorf("%s budget %d: sequence %d differs by %g", arch, budget, j, d)
+						}
+					}
+				}
+			}
+		}
+	}
 }

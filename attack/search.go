@@ -256,14 +256,11 @@ func sample(s *State, w []float64) int {
 // unmodified position with probability ∝ min(|S(w_i)|, maxSyn), try every
 // substitute there and keep the one that raises the score most (keep the
 // sequence when none does). All sequences and all substitutes are scored
-// in two model calls.
+// together (State.QueryFamilies).
 func perturbAll(s *State, seqs [][]int32, maxSyn int) ([]Scored, error) {
-	base, err := s.Query(seqs)
-	if err != nil {
-		return base, err
-	}
 	start := make([]int, len(seqs)+1)
 	var subs [][]int32
+	var of []int
 	for k, q := range seqs {
 		w := make([]float64, len(q))
 		any := false
@@ -276,9 +273,15 @@ func perturbAll(s *State, seqs [][]int32, maxSyn int) ([]Scored, error) {
 		if any {
 			subs = append(subs, s.Substitutes(q, sample(s, w))...)
 		}
+		for len(of) < len(subs) {
+			of = append(of, k)
+		}
 		start[k+1] = len(subs)
 	}
-	res, err := s.Query(subs)
+	base, res, err := s.QueryFamilies(seqs, subs, of)
+	if res == nil {
+		return base, err
+	}
 	out := make([]Scored, len(seqs))
 	for k := range seqs {
 		out[k] = base[k]

@@ -37,7 +37,8 @@ type Swap struct {
 // Either way a candidate costs less than a full forward pass at any number
 // of changes, so every same-length candidate takes this path
 // (BenchmarkPredictFarEdits: BiLSTM, length 250, 40 scattered changes,
-// 166 ms incremental vs 355 ms full for 64 candidates).
+// 166 ms incremental vs 355 ms full for 64 candidates). PredictFamilies
+// scores many bases and their edits in one sweep without caching a base.
 //
 // Results equal Predict up to float rounding (about 1e-6). Other encoders
 // fall back to Predict. An Incremental is not safe for concurrent use; the
@@ -388,20 +389,26 @@ func (inc *Incremental) rnnFeatures(feat []float32, edits [][]Swap) {
 				poolRow(inc.rnn, acc[r*h:(r+1)*h], hr)
 			}
 		}
-		inv := 1 / float32(n)
 		for r, e := range order {
-			o := feat[e*out+at : e*out+at+h]
-			for k, v := range acc[r*h : (r+1)*h] {
-				if inc.rnn.Pool == "mean" {
-					v *= inv
-				}
-				if inc.rnn.Tanh {
-					v = ag.FastTanh(v)
-				}
-				o[k] = v
-			}
+			inc.finishPool(feat[e*out+at:e*out+at+h], acc[r*h:(r+1)*h], n)
 		}
 		at += h
+	}
+}
+
+// finishPool writes the pooled features of one direction from its running
+// max or sum over n steps (the mean's division and the tanh, as the encoder
+// applies them).
+func (inc *Incremental) finishPool(o, acc []float32, n int) {
+	inv := 1 / float32(n)
+	for k, v := range acc {
+		if inc.rnn.Pool == "mean" {
+			v *= inv
+		}
+		if inc.rnn.Tanh {
+			v = ag.FastTanh(v)
+		}
+		o[k] = v
 	}
 }
 
@@ -455,14 +462,14 @@ func (inc *Incremental) project(ids []int32) {
 	}
 }
 
-// normalize sorts an edit by position, keeps the last swap of a repeated
+// normalize sorts an edit of base by position, keeps the last swap of a repeated
 // position and drops swaps that leave the base's token.
-func (inc *Incremental) normalize(ed []Swap) []Swap {
+func (inc *Incremental) normalize(base []int32, ed []Swap) []Swap {
 	v := inc.m.Cfg.VocabSize
 	out := make([]Swap, 0, len(ed))
 	for _, s := range ed {
-		if s.Pos < 0 || s.Pos >= len(inc.base) {
-			panic(fmt.Sprintf("nn.Incremental: swap position %d outside a base of %d tokens", s.Pos, len(inc.base)))
+		if s.Pos < 0 || s.Pos >= len(base) {
+			panic(fmt.Sprintf("nn.Incremental: swap position %d outside a base of %d tokens", s.Pos, len(base)))
 		}
 		if s.ID < 0 || int(s.ID) >= v {
 			panic(fmt.Sprintf("nn.Incremental: id %d outside a vocabulary of %d", s.ID, v))
@@ -475,7 +482,7 @@ func (inc *Incremental) normalize(ed []Swap) []Swap {
 		if i+1 < len(out) && out[i+1].Pos == s.Pos {
 			continue
 		}
-		if s.ID == inc.base[s.Pos] {
+		if s.ID == base[s.Pos] {
 			continue
 		}
 		out[k] = s
@@ -502,7 +509,7 @@ func (inc *Incremental) PredictEdits(edits [][]Swap) [][]float32 {
 	idx := make([]int, 0, len(edits))
 	var ids []int32
 	for e, ed := range edits {
-		ed = inc.normalize(ed)
+		ed = inc.normalize(inc.base, ed)
 		if len(ed) == 0 {
 			out[e] = slices.Clone(inc.probs)
 			continue
