@@ -157,6 +157,41 @@ func TestBenchFTMLTable(t *testing.T) {
 	if loads != 3 {
 		t.Errorf("loader called %d times", loads)
 	}
+	// A larger --n extends every attack cell (6 examples) from its CSV, the
+	// first 6 of the same permutation, and keeps the clean cells.
+	csvPath := filepath.Join(out, "cnn", "standard", "pwws.csv")
+	csvBefore, err := os.ReadFile(csvPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	argsN := append([]string(nil), args...)
+	for i := range argsN {
+		if argsN[i] == "--n" {
+			argsN[i+1] = "8"
+		}
+	}
+	code, _, stderr = runCmd(t, argsN...)
+	if code != 0 {
+		t.Fatalf("--n 8 rerun exit %d: %s", code, stderr)
+	}
+	if got := strings.Count(stderr, "covers 6 examples, this run 8: recomputing"); got != 4*2 {
+		t.Errorf("%d cells recomputed for the larger sample, want 8:\n%s", got, stderr)
+	}
+	if csvAfter, _ := os.ReadFile(csvPath); !strings.HasPrefix(string(csvAfter), string(csvBefore)) || len(csvAfter) == len(csvBefore) {
+		t.Errorf("the PWWS CSV was not extended in place:\nbefore %d bytes, after %d", len(csvBefore), len(csvAfter))
+	}
+	raw, err = os.ReadFile(filepath.Join(out, "cnn", "table.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &tab); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range tab.Cells {
+		if c.Column != "clean" && c.N != 8 {
+			t.Errorf("after --n 8: cell %s/%s covers %d examples", c.Defense, c.Column, c.N)
+		}
+	}
 }
 
 // The quick recipes keep every defense's own flags and cut the costly

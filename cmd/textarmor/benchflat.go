@@ -385,7 +385,9 @@ func (ft *flatTable) evaluate(row, recipe string) error {
 			name += "." + m
 		}
 		path := filepath.Join(dir, name+".json")
-		if _, err := os.Stat(path); err == nil {
+		if fresh, err := ft.cellFresh(path); err != nil {
+			return err
+		} else if fresh {
 			continue
 		}
 		csv := filepath.Join(dir, recipe+".csv")
@@ -403,11 +405,45 @@ func (ft *flatTable) evaluate(row, recipe string) error {
 		if err := runAttack(args, &out, ft.stderr); err != nil {
 			return err
 		}
-		if err := checkpoint.WriteFileAtomic(path, out.Bytes(), 0o644); err != nil {
+		// The summary plus the --n it was run for, so that a cell of an
+		// earlier run with another --n is not taken for this one.
+		var cell map[string]any
+		if err := json.Unmarshal(out.Bytes(), &cell); err != nil {
+			return fmt.Errorf("attack summary: %w", err)
+		}
+		cell["bench_n"] = ft.n
+		if err := writeJSON(path, cell); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cellFresh reports whether an attack summary exists for this run's --n. A
+// file from an earlier run with another --n is stale: the attack resumes
+// from its CSV (the first N of the same file order) and the file is
+// rewritten. Files written before bench_n was recorded count when they
+// cover --n examples, or whenever the whole test set is asked for.
+func (ft *flatTable) cellFresh(path string) (bool, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	var c struct {
+		N      int  `json:"n"`
+		BenchN *int `json:"bench_n"`
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &c)
+	}
+	if err != nil {
+		return false, fmt.Errorf("%s: %w (delete it to recompute the cell)", path, err)
+	}
+	fresh := (c.BenchN != nil && *c.BenchN == ft.n) || (c.BenchN == nil && (ft.n == 0 || c.N == ft.n))
+	if !fresh {
+		fmt.Fprintf(ft.stderr, "flat-table: %s covers %d examples, not this run's --n %d: recomputing\n", path, c.N, ft.n)
+	}
+	return fresh, nil
 }
 
 // readCell reads one attack summary; ok is false when it is not there yet.

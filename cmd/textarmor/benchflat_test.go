@@ -66,6 +66,20 @@ func TestBenchFLATTable(t *testing.T) {
 	if code != 0 || again != stdout || strings.Contains(stderr, "textarmor train") || strings.Contains(stderr, "textarmor attack") {
 		t.Errorf("rerun: exit %d, same table %v, stderr:\n%s", code, again == stdout, stderr)
 	}
+	// Another --n is not served by the 40-example cells: each is recomputed
+	// from its CSV (the first 30 rows of the same order; nothing trained).
+	n30 := append(append([]string{}, args...), "--n", "30")
+	code, _, stderr = runCmd(t, n30...)
+	if code != 0 || strings.Count(stderr, "not this run's --n 30: recomputing") != 3*2 || strings.Contains(stderr, "textarmor train") {
+		t.Errorf("--n 30 rerun: exit %d:\n%s", code, stderr)
+	}
+	var cell struct {
+		N      int `json:"n"`
+		BenchN int `json:"bench_n"`
+	}
+	if raw, err := os.ReadFile(filepath.Join(out, "base", "textfooler.ig.json")); err != nil || json.Unmarshal(raw, &cell) != nil || cell.N != 30 || cell.BenchN != 30 {
+		t.Errorf("base IG cell after --n 30: %+v (%v)", cell, err)
+	}
 	// The worker count does not decide a model: a rerun with another one
 	// trains nothing (records from before it was left out say
 	// --attack-workers; they count as the same).

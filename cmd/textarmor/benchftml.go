@@ -223,7 +223,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	// table.md follows every finished cell: a row's attacks take hours, and
 	// the table is how a long run is watched.
 	cell := func(def, col string, f func() (tableCell, error)) error {
-		if err := tb.cell(def, col, f); err != nil {
+		if err := tb.cell(def, col, tb.cellSize(col), f); err != nil {
 			return err
 		}
 		return tb.writeTable(stdout, defs, atks, recipes, false)
@@ -346,10 +346,21 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 }
 
 // cell computes one result unless its file exists.
-func (tb *ftmlTable) cell(def, col string, f func() (tableCell, error)) error {
+// cell computes one cell unless its file holds it for want examples. A
+// cell of another size (an earlier run with another --n or --clean-n) is
+// recomputed: an attack then resumes from its CSV, whose rows are a prefix
+// of the same seeded permutation.
+func (tb *ftmlTable) cell(def, col string, want int, f func() (tableCell, error)) error {
 	path := filepath.Join(tb.out, def, col+".json")
-	if _, err := os.Stat(path); err == nil {
-		return nil
+	if b, err := os.ReadFile(path); err == nil {
+		var old tableCell
+		if err := json.Unmarshal(b, &old); err != nil {
+			return fmt.Errorf("%s: %w (delete it to recompute the cell)", path, err)
+		}
+		if old.N == want {
+			return nil
+		}
+		fmt.Fprintf(tb.stderr, "ftml-table: %s %s: the cell covers %d examples, this run %d: recomputing\n", def, col, old.N, want)
 	}
 	start := time.Now()
 	c, err := f()
@@ -359,6 +370,17 @@ func (tb *ftmlTable) cell(def, col string, f func() (tableCell, error)) error {
 	c.Defense, c.Column, c.Seconds = def, col, time.Since(start).Seconds()
 	fmt.Fprintf(tb.stderr, "ftml-table: %s %s: %.1f%% (%d examples, %.0fs)\n", def, col, c.Accuracy, c.N, c.Seconds)
 	return writeJSON(path, c)
+}
+
+// cellSize is how many examples a column's cell covers in this run.
+func (tb *ftmlTable) cellSize(col string) int {
+	if col == "clean" {
+		if tb.cleanN > 0 && tb.cleanN < len(tb.ds.Test) {
+			return tb.cleanN
+		}
+		return len(tb.ds.Test)
+	}
+	return min(tb.n, len(tb.ds.Test))
 }
 
 func (tb *ftmlTable) clean(m *model.Model) (tableCell, error) {
