@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,6 +193,62 @@ func TestBenchFTMLTable(t *testing.T) {
 		if c.Column != "clean" && c.N != 8 {
 			t.Errorf("after --n 8: cell %s/%s covers %d examples", c.Defense, c.Column, c.N)
 		}
+	}
+	// --first: every row's cells reach 10 examples before any reaches 12.
+	argsFirst := append([]string(nil), argsN...)
+	for i := range argsFirst {
+		switch argsFirst[i] {
+		case "--n":
+			argsFirst[i+1] = "12"
+		case "--defenses":
+			argsFirst[i+1] = "standard,ftml"
+		}
+	}
+	argsFirst = append(argsFirst, "--first", "10")
+	code, stdout, stderr = runCmd(t, argsFirst...)
+	if code != 0 {
+		t.Fatalf("--first rerun exit %d: %s", code, stderr)
+	}
+	var order []string
+	for _, line := range strings.Split(stderr, "\n") {
+		var def, col string
+		var acc float64
+		var n int
+		if k, _ := fmt.Sscanf(line, "ftml-table: %s %s %f%% (%d examples", &def, &col, &acc, &n); k == 4 {
+			order = append(order, fmt.Sprintf("%s %s%d", def, col, n))
+		}
+	}
+	want := "standard pwws:10 standard hla:10 ftml pwws:10 ftml hla:10 standard pwws:12 standard hla:12 ftml pwws:12 ftml hla:12"
+	if got := strings.Join(order, " "); got != want {
+		t.Errorf("--first cells in order\n %s\nwant\n %s", got, want)
+	}
+	if strings.Contains(stdout, " n=") {
+		t.Errorf("final table still marks partial cells:\n%s", stdout)
+	}
+}
+
+// A cell on fewer examples than --n (a --first preview) is marked.
+func TestFTMLTableMarksPartialCells(t *testing.T) {
+	dir := t.TempDir()
+	tb := &ftmlTable{out: dir, arch: "cnn", n: 1000, ds: &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}}
+	for col, n := range map[string]int{"clean": 25000, "pwws": 1000, "ga": 200} {
+		if err := os.MkdirAll(filepath.Join(dir, "ftml"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeJSON(filepath.Join(dir, "ftml", col+".json"), tableCell{Defense: "ftml", Column: col, Accuracy: 80, N: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recipes := map[string]tableRecipe{"ftml": {Defense: "ftml", Epochs: 1}}
+	if err := tb.writeTable(io.Discard, []string{"ftml"}, []string{"pwws", "ga"}, recipes, false); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| 80.0 (88.1) | 80.0 (81.1) | 80.0 (81.4) n=200 |") || !strings.Contains(string(md), "first k of the 1000 examples so far") {
+		t.Errorf("table.md:\n%s", md)
 	}
 }
 

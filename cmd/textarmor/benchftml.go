@@ -115,6 +115,8 @@ type ftmlTable struct {
 	out, arch, dataDir, synPath, vecPath string
 	quick                                bool
 	n, trainN, cleanN, workers           int
+	first                                int // preview pass size (--first); 0 = none
+	passN                                int // examples per attack cell in the current pass
 	seed                                 int64
 	nf                                   netFlags
 	stderr                               io.Writer
@@ -136,6 +138,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&defList, "defenses", "standard,ftml,sem,ascc,atfl,ibp", "defenses (rows)")
 	fs.StringVar(&atkList, "attacks", strings.Join(tableAttackOrder, ","), "attack recipes (columns), run with --protocol ftml")
 	fs.IntVar(&tb.n, "n", 0, "attacked test examples, a seeded permutation's first n (default 1000; quick 30)")
+	fs.IntVar(&tb.first, "first", 0, "attack this many examples in every row first, then extend every cell to --n (the same seeded sample: each attack resumes its CSV); cells on fewer than --n examples are marked in the table")
 	fs.IntVar(&tb.trainN, "train-n", -1, "train on a seeded subset of this many examples (0 = all; default all, quick 2000)")
 	fs.IntVar(&tb.cleanN, "clean-n", -1, "clean accuracy on the first n of the test permutation (0 = the whole test set; default all, quick 1000)")
 	fs.Int64Var(&tb.seed, "seed", 0, "seed of the attack sample (spec: 0) and of the attacks")
@@ -228,17 +231,23 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		}
 		return tb.writeTable(stdout, defs, atks, recipes, false)
 	}
-	for _, d := range defs {
-		m, err := tb.trainDefense(recipes[d])
-		if err != nil {
-			return fmt.Errorf("%s: %w", d, err)
-		}
-		if err := cell(d, "clean", func() (tableCell, error) { return tb.clean(m) }); err != nil {
-			return err
-		}
-		for _, a := range atks {
-			if err := cell(d, a, func() (tableCell, error) { return tb.attack(m, d, a) }); err != nil {
+	passes := []int{tb.n}
+	if tb.first > 0 && tb.first < tb.n {
+		passes = []int{tb.first, tb.n}
+	}
+	for _, tb.passN = range passes {
+		for _, d := range defs {
+			m, err := tb.trainDefense(recipes[d])
+			if err != nil {
+				return fmt.Errorf("%s: %w", d, err)
+			}
+			if err := cell(d, "clean", func() (tableCell, error) { return tb.clean(m) }); err != nil {
 				return err
+			}
+			for _, a := range atks {
+				if err := cell(d, a, func() (tableCell, error) { return tb.attack(m, d, a) }); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -357,7 +366,8 @@ func (tb *ftmlTable) cell(def, col string, want int, f func() (tableCell, error)
 		if err := json.Unmarshal(b, &old); err != nil {
 			return fmt.Errorf("%s: %w (delete it to recompute the cell)", path, err)
 		}
-		if old.N == want {
+		// The preview pass takes a cell that already covers more.
+		if old.N == want || (col != "clean" && tb.passN < tb.n && old.N > want) {
 			return nil
 		}
 		fmt.Fprintf(tb.stderr, "ftml-table: %s %s: the cell covers %d examples, this run %d: recomputing\n", def, col, old.N, want)
@@ -380,7 +390,7 @@ func (tb *ftmlTable) cellSize(col string) int {
 		}
 		return len(tb.ds.Test)
 	}
-	return min(tb.n, len(tb.ds.Test))
+	return min(tb.passN, len(tb.ds.Test))
 }
 
 func (tb *ftmlTable) clean(m *model.Model) (tableCell, error) {
@@ -422,8 +432,8 @@ func (tb *ftmlTable) attack(m *model.Model, def, recipe string) (tableCell, erro
 		quickNote = shrinkSearch(cfg.Attack)
 	}
 	order := rand.New(rand.NewSource(tb.seed)).Perm(len(tb.ds.Test))
-	if tb.n < len(order) {
-		order = order[:tb.n]
+	if tb.passN < len(order) {
+		order = order[:tb.passN]
 	}
 	items := make([]attack.Example, len(order))
 	for k, i := range order {
@@ -493,6 +503,7 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 	}
 	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(cols)) + "\n")
 	var cells []tableCell
+	partial := false
 	for _, d := range defs {
 		r := recipes[d]
 		fmt.Fprintf(&b, "| %s | %d ep %s |", d, r.Epochs, strings.Join(r.Args, " "))
@@ -516,9 +527,16 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 					paper = fmt.Sprintf(" (%.1f)", p[i])
 				}
 			}
-			fmt.Fprintf(&b, " %.1f%s |", cell.Accuracy, paper)
+			short := ""
+			if c != "clean" && cell.N < min(tb.n, len(tb.ds.Test)) {
+				short, partial = fmt.Sprintf(" n=%d", cell.N), true
+			}
+			fmt.Fprintf(&b, " %.1f%s%s |", cell.Accuracy, paper, short)
 		}
 		b.WriteString("\n")
+	}
+	if partial {
+		fmt.Fprintf(&b, "\nn=k: the cell covers the first k of the %d examples so far (--first); a later pass extends it.\n", tb.n)
 	}
 	checks := ftmlChecks(cells, atks)
 	if len(checks) > 0 {
