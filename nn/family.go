@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-
-	"github.com/textarmor/textarmor/tensor"
 )
 
 // FamilySweep reports whether PredictFamilies has a batched path for this
@@ -98,76 +96,53 @@ func (inc *Incremental) PredictFamilies(bases [][]int32, of []int, edits [][]Swa
 // edit rows and writes the pooled features at column at of feat.
 func (inc *Incremental) familyDirection(dc *dirCache, feat []float32, od, at int, bases [][]int32, of []int, norm [][]Swap, rowOf []int) {
 	n, h, g4 := len(bases[0]), dc.hidden, 4*dc.hidden
-	B, E := len(bases), len(rowOf)
-	// fork[j] is the step at which edit row j leaves its base's row; rows
-	// are kept ordered by it so the active rows are always a prefix.
-	order := make([]int, E)
-	fork := make([]int, E)
-	for j, e := range rowOf {
-		order[j] = j
-		ed := norm[e]
-		if dc.backward {
-			fork[j] = ed[len(ed)-1].Pos
-		} else {
-			fork[j] = ed[0].Pos
-		}
-	}
-	step, first, end := 1, 0, n
+	B := len(bases)
+	// Items: the bases, starting at the first step, then the edit rows,
+	// starting at their first change in the sweep's direction.
+	first := 0
 	if dc.backward {
-		step, first, end = -1, n-1, -1
+		first = n - 1
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return (fork[a] - fork[b]) * step })
-	R := B + E
-	hs, cs, acc := make([]float32, R*h), make([]float32, R*h), make([]float32, R*h)
-	if inc.rnn.Pool == "max" {
-		for i := range acc[:B*h] {
-			acc[i] = float32(math.Inf(-1)) // the empty max
+	starts := make([]int, B+len(rowOf))
+	edits := make([][]Swap, B+len(rowOf)) // nil for a base
+	for i := range starts {
+		starts[i] = first
+		if i >= B {
+			edits[i] = norm[rowOf[i-B]]
+			starts[i] = firstSwap(edits[i], dc.backward).Pos
 		}
 	}
-	// next[r] is the index into the row's swaps of its next change.
-	next := make([]int, E)
-	for r, j := range order {
-		if dc.backward {
-			next[r] = len(norm[rowOf[j]]) - 1
+	order := sweepOrder(starts, dc.backward) // the bases stay first and in order
+	cursor := swapCursors(edits, order, dc.backward)
+	baseOf := func(r int) int { // the base row an item's row reads its tokens from
+		if i := order[r]; i >= B {
+			return of[rowOf[i-B]]
 		}
+		return order[r]
 	}
-	rec, tmp := make([]float32, R*g4), make([]float32, g4)
-	bias, wh := dc.l.B.Value.Data, dc.l.Wh.Value.Data
-	forked := 0
-	for t := first; t != end; t += step {
-		for forked < E && fork[order[forked]] == t {
-			r, b := B+forked, of[rowOf[order[forked]]]
-			copy(hs[r*h:(r+1)*h], hs[b*h:(b+1)*h])
-			copy(cs[r*h:(r+1)*h], cs[b*h:(b+1)*h])
-			copy(acc[r*h:(r+1)*h], acc[b*h:(b+1)*h])
-			forked++
-		}
-		active := B + forked
-		tensor.Gemm(false, false, active, g4, h, 1, hs, h, wh, g4, 0, rec[:active*g4], g4)
-		for r := 0; r < active; r++ {
-			var id int32
-			if r < B {
-				id = bases[r][t]
-			} else {
-				k := r - B
-				e := rowOf[order[k]]
-				id = bases[of[e]][t]
-				if ed := norm[e]; next[k] >= 0 && next[k] < len(ed) && ed[next[k]].Pos == t {
-					id = ed[next[k]].ID
-					next[k] += step
+	join := func(r int, hs, cs, acc []float32) {
+		if order[r] < B {
+			if inc.rnn.Pool == "max" {
+				for k := range acc[r*h : (r+1)*h] {
+					acc[r*h+k] = float32(math.Inf(-1)) // the empty max
 				}
 			}
-			gx := inc.proj[id][dc.off : dc.off+g4]
-			hr := hs[r*h : (r+1)*h]
-			lstmCell(gx, rec[r*g4:(r+1)*g4], bias, hr, cs[r*h:(r+1)*h], tmp)
-			poolRow(inc.rnn, acc[r*h:(r+1)*h], hr)
+			return // zero state
 		}
+		b := baseOf(r)
+		copy(hs[r*h:(r+1)*h], hs[b*h:(b+1)*h])
+		copy(cs[r*h:(r+1)*h], cs[b*h:(b+1)*h])
+		copy(acc[r*h:(r+1)*h], acc[b*h:(b+1)*h])
 	}
-	for r := 0; r < R; r++ {
-		dst := r
-		if r >= B {
-			dst = B + order[r-B]
+	input := func(r, t int) []float32 {
+		id := bases[baseOf(r)][t]
+		if sw, ok := cursor.next(edits[order[r]], r, t); ok {
+			id = sw
 		}
-		inc.finishPool(feat[dst*od+at:dst*od+at+h], acc[r*h:(r+1)*h], n)
+		return inc.proj[id][dc.off : dc.off+g4]
+	}
+	acc := dc.sweep(inc.rnn, n, permute(starts, order), join, input)
+	for r, i := range order {
+		inc.finishPool(feat[i*od+at:i*od+at+h], acc[r*h:(r+1)*h], n)
 	}
 }

@@ -319,41 +319,32 @@ func lstmCell(gx, rec, bias, h, c, tmp []float32) {
 
 // rnnFeatures writes the pooled sentence features [len(edits), OutDim] of
 // the base under each edit (sorted, distinct positions; nil = the base).
+// Each edit's row joins the sweep at its first changed step (going
+// forward; its last one going backward) from the base's cached state.
 func (inc *Incremental) rnnFeatures(feat []float32, edits [][]Swap) {
 	n := len(inc.base)
 	out := inc.m.Enc.OutDim()
 	at := 0
 	for _, dc := range inc.dirs {
 		h, g4 := dc.hidden, 4*dc.hidden
-		N := len(edits)
-		// start[e] is the first step that must be re-run: the first changed
-		// position (fwd) or the last one (bwd); n (fwd) or -1 (bwd) = none.
-		start := make([]int, N)
-		order := make([]int, N)
+		// starts[e]: n (fwd) or -1 (bwd) for an empty edit: it never runs
+		// and keeps the base's whole pool.
+		starts := make([]int, len(edits))
 		for e, ed := range edits {
-			order[e] = e
 			switch {
 			case len(ed) == 0 && dc.backward:
-				start[e] = -1
+				starts[e] = -1
 			case len(ed) == 0:
-				start[e] = n
-			case dc.backward:
-				start[e] = ed[len(ed)-1].Pos
+				starts[e] = n
 			default:
-				start[e] = ed[0].Pos
+				starts[e] = firstSwap(ed, dc.backward).Pos
 			}
 		}
-		if dc.backward {
-			slices.SortStableFunc(order, func(a, b int) int { return start[b] - start[a] })
-		} else {
-			slices.SortStableFunc(order, func(a, b int) int { return start[a] - start[b] })
-		}
-		hs, cs := make([]float32, N*h), make([]float32, N*h)
-		acc := make([]float32, N*h)
-		for r, e := range order {
-			s := start[e]
-			prev := s - 1 // the state the re-run starts from
-			pool := s     // pool over the untouched steps
+		order := sweepOrder(starts, dc.backward)
+		cursor := swapCursors(edits, order, dc.backward)
+		join := func(r int, hs, cs, acc []float32) {
+			s := starts[order[r]]
+			prev, pool := s-1, s // the state the re-run starts from; the pool over the untouched steps
 			if dc.backward {
 				prev, pool = s+1, s+1
 			}
@@ -363,37 +354,124 @@ func (inc *Incremental) rnnFeatures(feat []float32, edits [][]Swap) {
 			}
 			copy(acc[r*h:(r+1)*h], dc.pool[pool*h:(pool+1)*h])
 		}
-		rec, tmp := make([]float32, N*g4), make([]float32, g4)
-		bias := dc.l.B.Value.Data
-		wh := dc.l.Wh.Value.Data
-		first, step, end := start[order[0]], 1, n
-		if dc.backward {
-			step, end = -1, -1
-		}
-		active := 0
-		for t := first; t != end && N > 0; t += step {
-			for active < N && start[order[active]]*step <= t*step {
-				active++
+		input := func(r, t int) []float32 {
+			if id, ok := cursor.next(edits[order[r]], r, t); ok {
+				return inc.proj[id][dc.off : dc.off+g4]
 			}
-			tensor.Gemm(false, false, active, g4, h, 1, hs, h, wh, g4, 0, rec[:active*g4], g4)
-			for r := 0; r < active; r++ {
-				gx := dc.gx[t*g4 : (t+1)*g4]
-				for _, sw := range edits[order[r]] {
-					if sw.Pos == t {
-						gx = inc.proj[sw.ID][dc.off : dc.off+g4]
-						break
-					}
-				}
-				hr := hs[r*h : (r+1)*h]
-				lstmCell(gx, rec[r*g4:(r+1)*g4], bias, hr, cs[r*h:(r+1)*h], tmp)
-				poolRow(inc.rnn, acc[r*h:(r+1)*h], hr)
-			}
+			return dc.gx[t*g4 : (t+1)*g4]
 		}
+		acc := dc.sweep(inc.rnn, n, permute(starts, order), join, input)
 		for r, e := range order {
 			inc.finishPool(feat[e*out+at:e*out+at+h], acc[r*h:(r+1)*h], n)
 		}
 		at += h
 	}
+}
+
+// sweep runs one LSTM direction over n steps for rows that join at their
+// own start step (starts in the direction's order, so the running rows are
+// always a prefix and each step is one GEMM). join(r, hs, cs, acc) sets row
+// r's state and running pool as it joins; it may copy a row that is
+// already running. A row whose start lies outside the steps joins after
+// the sweep. input(r, t) is row r's input projection x·Wx at step t. It
+// returns the running pools [rows, H].
+func (dc *dirCache) sweep(rnn *RNN, n int, starts []int, join func(r int, hs, cs, acc []float32), input func(r, t int) []float32) []float32 {
+	h, g4, R := dc.hidden, 4*dc.hidden, len(starts)
+	hs, cs, acc := make([]float32, R*h), make([]float32, R*h), make([]float32, R*h)
+	rec, tmp := make([]float32, R*g4), make([]float32, g4)
+	bias, wh := dc.l.B.Value.Data, dc.l.Wh.Value.Data
+	step, end := 1, n
+	if dc.backward {
+		step, end = -1, -1
+	}
+	active := 0
+	for t := firstStart(starts, end); t != end; t += step {
+		for active < R && starts[active]*step <= t*step {
+			join(active, hs, cs, acc)
+			active++
+		}
+		tensor.Gemm(false, false, active, g4, h, 1, hs, h, wh, g4, 0, rec[:active*g4], g4)
+		for r := 0; r < active; r++ {
+			hr := hs[r*h : (r+1)*h]
+			lstmCell(input(r, t), rec[r*g4:(r+1)*g4], bias, hr, cs[r*h:(r+1)*h], tmp)
+			poolRow(rnn, acc[r*h:(r+1)*h], hr)
+		}
+	}
+	for ; active < R; active++ {
+		join(active, hs, cs, acc)
+	}
+	return acc
+}
+
+// firstStart is the step a sweep begins at: the first row's start, or end
+// when there are no rows.
+func firstStart(starts []int, end int) int {
+	if len(starts) == 0 {
+		return end
+	}
+	return starts[0]
+}
+
+// sweepOrder returns the indices of starts in the order a sweep meets them
+// (ascending going forward, descending going backward; stable).
+func sweepOrder(starts []int, backward bool) []int {
+	order := make([]int, len(starts))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if backward {
+			return starts[b] - starts[a]
+		}
+		return starts[a] - starts[b]
+	})
+	return order
+}
+
+// permute returns v reordered: out[r] = v[order[r]].
+func permute(v, order []int) []int {
+	out := make([]int, len(order))
+	for r, i := range order {
+		out[r] = v[i]
+	}
+	return out
+}
+
+// firstSwap is the swap a sweep meets first in an edit (sorted by position).
+func firstSwap(ed []Swap, backward bool) Swap {
+	if backward {
+		return ed[len(ed)-1]
+	}
+	return ed[0]
+}
+
+// cursors walk each row's swaps in the order of the sweep.
+type cursors struct {
+	at   []int
+	step int
+}
+
+// swapCursors starts a cursor for each row r, whose edit is edits[order[r]].
+func swapCursors(edits [][]Swap, order []int, backward bool) cursors {
+	c := cursors{at: make([]int, len(order)), step: 1}
+	if backward {
+		c.step = -1
+		for r, e := range order {
+			c.at[r] = len(edits[e]) - 1
+		}
+	}
+	return c
+}
+
+// next returns the id row r's edit puts at step t, if any. The sweep asks
+// for every step from the row's start in order, so the cursor only moves
+// on.
+func (c cursors) next(ed []Swap, r, t int) (int32, bool) {
+	if k := c.at[r]; k >= 0 && k < len(ed) && ed[k].Pos == t {
+		c.at[r] += c.step
+		return ed[k].ID, true
+	}
+	return 0, false
 }
 
 // finishPool writes the pooled features of one direction from its running
