@@ -673,8 +673,12 @@ func Diff(base, seq []int32, limit int) (swaps []Swap, ok bool) {
 // queries). On the Kim CNN a deletion keeps every window before it and
 // shifts every window after it by one, so only the w−1 windows spanning
 // the gap are new: a deletion costs those windows plus O(F) with the
-// cached prefix and suffix maxima. Other encoders, and texts too short to
-// keep a full window after the deletion, take a full forward pass.
+// cached prefix and suffix maxima. On an LSTM a deletion at p keeps the
+// base's states before p going forward and after p going backward, so its
+// row re-runs the steps from p on (forward) and from p−1 down (backward):
+// one direction's pass in all, against two for a full forward pass. Texts
+// too short to keep a full CNN window (or any token) after the deletion,
+// and other encoders, take a full forward pass.
 func (inc *Incremental) PredictDeletions(pos []int) [][]float32 {
 	if inc.base == nil {
 		panic("nn.Incremental: PredictDeletions before SetBase")
@@ -694,6 +698,10 @@ func (inc *Incremental) PredictDeletions(pos []int) [][]float32 {
 	}
 	od := inc.m.Enc.OutDim()
 	feat := make([]float32, len(pos)*od)
+	if inc.rnn != nil {
+		inc.rnnDeletionFeatures(feat, pos)
+		return inc.head(feat, len(pos))
+	}
 	for r, p := range pos {
 		inc.cnnDeletionFeatures(feat[r*od:(r+1)*od], p)
 	}
@@ -701,9 +709,53 @@ func (inc *Incremental) PredictDeletions(pos []int) [][]float32 {
 }
 
 // FastDeletions reports whether PredictDeletions has an incremental path
-// for the current base (a CNN, and a base at least MinLen+1 tokens long).
+// for the current base (a CNN or an LSTM, and a base at least MinLen+1
+// tokens long, and 2 at least).
 func (inc *Incremental) FastDeletions() bool {
-	return inc.fast() && inc.cnn != nil && len(inc.base)-1 >= inc.m.Enc.MinLen()
+	return inc.fast() && len(inc.base)-1 >= max(inc.m.Enc.MinLen(), 1)
+}
+
+// rnnDeletionFeatures writes the pooled features [len(pos), OutDim] of the
+// base with the token at each of pos removed: rows of n−1 steps that join
+// the sweep at the deletion from the base's cached state and pool.
+func (inc *Incremental) rnnDeletionFeatures(feat []float32, pos []int) {
+	n := len(inc.base)
+	out := inc.m.Enc.OutDim()
+	at := 0
+	for _, dc := range inc.dirs {
+		h, g4 := dc.hidden, 4*dc.hidden
+		starts := make([]int, len(pos))
+		for k, p := range pos {
+			starts[k] = p // forward: row step p reads base token p+1
+			if dc.backward {
+				starts[k] = p - 1 // backward: row steps below p read the base's own tokens
+			}
+		}
+		order := sweepOrder(starts, dc.backward)
+		join := func(r int, hs, cs, acc []float32) {
+			p := pos[order[r]]
+			prev, pool := p-1, p
+			if dc.backward {
+				prev, pool = p+1, p+1
+			}
+			if prev >= 0 && prev < n {
+				copy(hs[r*h:(r+1)*h], dc.h[prev*h:(prev+1)*h])
+				copy(cs[r*h:(r+1)*h], dc.c[prev*h:(prev+1)*h])
+			}
+			copy(acc[r*h:(r+1)*h], dc.pool[pool*h:(pool+1)*h])
+		}
+		input := func(r, t int) []float32 {
+			if !dc.backward {
+				t++
+			}
+			return dc.gx[t*g4 : (t+1)*g4]
+		}
+		acc := dc.sweep(inc.rnn, n-1, permute(starts, order), join, input)
+		for r, k := range order {
+			inc.finishPool(feat[k*out+at:k*out+at+h], acc[r*h:(r+1)*h], n-1)
+		}
+		at += h
+	}
 }
 
 // cnnDeletionFeatures writes the ReLU'd pooled features of the base with

@@ -149,6 +149,9 @@ func TestPredictDeletionsMatchesPredict(t *testing.T) {
 				base[3] = base[2] // a run of equal tokens
 			}
 			inc.SetBase(base)
+			if fast := inc.FastDeletions(); fast != (n-1 >= max(m.Enc.MinLen(), 1)) {
+				t.Errorf("%s n=%d: FastDeletions %v", name, n, fast)
+			}
 			var pos []int
 			var seqs [][]int32
 			for p := 0; p < n; p++ {
