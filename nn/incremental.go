@@ -32,7 +32,8 @@ type Swap struct {
 // and the prefix (forward direction) or suffix (backward direction) pools.
 // The forward direction re-runs from the first changed position, the
 // backward one from the last changed position down to 0; the candidates of a
-// call are run together, one GEMM per step.
+// call are run together, one GEMM per step. A deletion re-runs the steps
+// after it (forward) and before it (backward).
 //
 // Either way a candidate costs less than a full forward pass at any number
 // of changes, so every same-length candidate takes this path
