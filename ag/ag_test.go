@@ -120,9 +120,13 @@ func TestGradients(t *testing.T) {
 		}},
 		// Boxes built as lower bound + positive width; row 1 is past its
 		// length (state carried over, zero output).
-		{"interval-lstm-step", []*tensor.Tensor{randT(r, 4, 2, 12), positive(r, 4, 2, 12), randT(r, 4, 12), positive(r, 4, 12),
-			awayFromZero(r, 4, 3), positive(r, 4, 3), randT(r, 4, 3), positive(r, 4, 3)}, func(t *Tape, v []*Var) *Var {
-			return t.IntervalLSTMStep(v[0], t.Add(v[0], v[1]), 1, v[2], v[3], v[4], t.Add(v[4], v[5]), v[6], v[7], []bool{true, false, true, true})
+		{"interval-lstm", []*tensor.Tensor{randT(r, 3, 4, 12), positive(r, 3, 4, 12), randT(r, 3, 12)}, func(t *Tape, v []*Var) *Var {
+			// Ragged lengths (a row that never runs, one that stops early)
+			// in both directions; the sum of both outputs.
+			lengths := []int{4, 2, 0}
+			fwd := t.IntervalLSTM(v[0], t.Add(v[0], v[1]), v[2], lengths, false)
+			bwd := t.IntervalLSTM(v[0], t.Add(v[0], v[1]), v[2], lengths, true)
+			return t.Add(fwd, bwd)
 		}},
 	}
 	for _, c := range cases {

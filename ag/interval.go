@@ -2,189 +2,305 @@ package ag
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/textarmor/textarmor/tensor"
 )
 
-// IntervalLSTMStep is one step of interval bound propagation through an
-// LSTM cell (Jia et al. 2019), fused into one operation: built from generic
-// element-wise operations a step records about sixty of them, and interval
-// training of an LSTM spent most of its time in their bookkeeping.
+// IntervalLSTM propagates an interval box through one LSTM layer (interval
+// bound propagation, Jia et al. 2019), fused into one operation like LSTM:
+// built from generic element-wise operations a step records about sixty of
+// them, and one taped operation per step still spent a third of interval
+// training in per-step weight-gradient products, slices and copies.
 //
-// Inputs: px [B, T, 4H] lower and upper bounds of the input projection
-// x·Wx + b, of which step ti is read; hWm = hMid·Wh and hWr = hRad·|Wh|
-// [B, 4H], the recurrent projection of the previous hidden box in centre
-// and radius form; the previous cell box cL, cU and hidden box hMid, hRad
-// [B, H]; on[b] says whether row b takes this step (false past its length:
-// its state is carried over and its output is zero).
+// Inputs: px [B, T, 4H], lower and upper bounds of the input projection
+// x·Wx + b; wh [H, 4H]; row b runs over its first lengths[b] steps (nil =
+// all; past that its state is carried and its output is zero), backwards
+// when reverse. The hidden box is carried in centre and radius form, so a
+// step's pre-activation box is [pxL + hMid·Wh − hRad·|Wh|, pxU + hMid·Wh +
+// hRad·|Wh|]: two [B,H]×[H,4H] GEMMs. Gates are monotone (σ for i, f, o;
+// tanh for g); a product of a gate a ≥ 0 with a box b has lower bound
+// min(aL·bL, aU·bL) and upper bound max(aL·bU, aU·bU); c' = f·c + i·g and
+// h' = o·tanh(c'). The state starts at zero.
 //
-// The pre-activation box is [pxL + hWm − hWr, pxU + hWm + hWr]. Gates are
-// monotone (σ for i, f, o; tanh for g); a product of a gate a ≥ 0 with a
-// box b has lower bound min(aL·bL, aU·bL) and upper bound max(aL·bU, aU·bU).
-// c' = f·c + i·g and h' = o·tanh(c').
-//
-// The result is [B, 6H]: blocks c'L, c'U, h'Mid, h'Rad, outL, outU.
-func (t *Tape) IntervalLSTMStep(pxL, pxU *Var, ti int, hWm, hWr, cL, cU, hMid, hRad *Var, on []bool) *Var {
+// The result is [B, T, 2H]: the hidden box's lower bounds, then its upper
+// bounds. The backward pass runs the recurrence backwards (two GEMMs a
+// step) and finishes with one GEMM each for Wh's two uses; |Wh|'s gradient
+// reaches Wh through sign(Wh) (0 at 0, as Abs).
+func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var {
 	ps := pxL.Shape()
-	if len(ps) != 3 || ps[2]%4 != 0 || ti < 0 || ti >= ps[1] {
-		panic(fmt.Sprintf("ag.IntervalLSTMStep: px %v, step %d", ps, ti))
+	if len(ps) != 3 || ps[2]%4 != 0 || !equalShape(ps, pxU.Shape()) {
+		panic(fmt.Sprintf("ag.IntervalLSTM: px %v and %v", ps, pxU.Shape()))
 	}
 	b, steps, h := ps[0], ps[1], ps[2]/4
-	if len(on) != b || len(hWm.Data()) != b*4*h || len(cL.Data()) != b*h {
-		panic(fmt.Sprintf("ag.IntervalLSTMStep: %d rows, hWm %v, c %v", len(on), hWm.Shape(), cL.Shape()))
+	g4 := 4 * h
+	if ws := wh.Shape(); len(ws) != 2 || ws[0] != h || ws[1] != g4 || (lengths != nil && len(lengths) != b) {
+		panic(fmt.Sprintf("ag.IntervalLSTM: px %v, wh %v, %d lengths", ps, ws, len(lengths)))
 	}
-	on = slices.Clone(on) // the caller may reuse its slice for the next step
-	// Saved for the backward pass: gate bounds and the cell's tanh bounds.
-	gates := make([]float32, b*8*h) // per row: iL iU fL fU gL gU oL oU
-	tc := make([]float32, b*2*h)    // per row: tanh(c'L), tanh(c'U)
-	out := tensor.New(b, 6*h)
-	PL, PU, M, R := pxL.Data(), pxU.Data(), hWm.Data(), hWr.Data()
-	CL, CU, HM, HR := cL.Data(), cU.Data(), hMid.Data(), hRad.Data()
-	for r := 0; r < b; r++ {
-		o := out.Data[r*6*h : (r+1)*6*h]
-		if !on[r] {
-			copy(o[0:h], CL[r*h:(r+1)*h])
-			copy(o[h:2*h], CU[r*h:(r+1)*h])
-			copy(o[2*h:3*h], HM[r*h:(r+1)*h])
-			copy(o[3*h:4*h], HR[r*h:(r+1)*h])
-			continue // outputs stay zero
+	on := func(r, ti int) bool { return lengths == nil || ti < lengths[r] }
+	W := wh.Data()
+	absW := make([]float32, len(W))
+	for i, v := range W {
+		absW[i] = max(v, -v)
+	}
+	// Saved per (row, step) for the backward pass: the previous state (its
+	// cell box and hidden centre and radius), the gate bounds and the
+	// cell's tanh bounds.
+	prevC := make([]float32, b*steps*2*h) // cL, cU
+	prevH := make([]float32, b*steps*2*h) // hMid | hRad, as [B·T, H] each below
+	hMidAll, hRadAll := prevH[:b*steps*h], prevH[b*steps*h:]
+	gates := make([]float32, b*steps*8*h) // iL iU fL fU gL gU oL oU
+	tc := make([]float32, b*steps*2*h)    // tanh(c'L), tanh(c'U)
+	out := tensor.New(b, steps, 2*h)
+	cL, cU := make([]float32, b*h), make([]float32, b*h)
+	hMid, hRad := make([]float32, b*h), make([]float32, b*h)
+	M, R := make([]float32, b*g4), make([]float32, b*g4)
+	o := make([]float32, 6*h)
+	PL, PU := pxL.Data(), pxU.Data()
+	for s := 0; s < steps; s++ {
+		ti := s
+		if reverse {
+			ti = steps - 1 - s
 		}
-		px := (r*steps + ti) * 4 * h
-		g := gates[r*8*h : (r+1)*8*h]
-		for q := 0; q < 4; q++ {
-			for k := 0; k < h; k++ {
-				j := q*h + k
-				m, rad := M[r*4*h+j], R[r*4*h+j]
-				lo, hi := PL[px+j]+m-rad, PU[px+j]+m+rad
-				if q == 2 {
-					g[2*q*h+k], g[(2*q+1)*h+k] = tanh32(lo), tanh32(hi)
-				} else {
-					g[2*q*h+k], g[(2*q+1)*h+k] = sigmoid32(lo), sigmoid32(hi)
-				}
+		tensor.Gemm(false, false, b, g4, h, 1, hMid, h, W, g4, 0, M, g4)
+		tensor.Gemm(false, false, b, g4, h, 1, hRad, h, absW, g4, 0, R, g4)
+		for r := 0; r < b; r++ {
+			if !on(r, ti) {
+				continue // state carried, output zero
 			}
-		}
-		tcr := tc[r*2*h : (r+1)*2*h]
-		for k := 0; k < h; k++ {
-			iL, iU, fL, fU := g[k], g[h+k], g[2*h+k], g[3*h+k]
-			gL, gU, oL, oU := g[4*h+k], g[5*h+k], g[6*h+k], g[7*h+k]
-			cl, cu := CL[r*h+k], CU[r*h+k]
-			nL := minFirst(fL*cl, fU*cl) + minFirst(iL*gL, iU*gL)
-			nU := maxFirst(fL*cu, fU*cu) + maxFirst(iL*gU, iU*gU)
-			tl, tu := tanh32(nL), tanh32(nU)
-			tcr[k], tcr[h+k] = tl, tu
-			hl, hu := minFirst(oL*tl, oU*tl), maxFirst(oL*tu, oU*tu)
-			o[k], o[h+k] = nL, nU
-			o[2*h+k], o[3*h+k] = 0.5*(hl+hu), 0.5*(hu-hl)
-			o[4*h+k], o[5*h+k] = hl, hu
+			row := r*steps + ti
+			copy(prevC[row*2*h:row*2*h+h], cL[r*h:(r+1)*h])
+			copy(prevC[row*2*h+h:(row+1)*2*h], cU[r*h:(r+1)*h])
+			copy(hMidAll[row*h:(row+1)*h], hMid[r*h:(r+1)*h])
+			copy(hRadAll[row*h:(row+1)*h], hRad[r*h:(r+1)*h])
+			p := row * g4
+			intervalCellForward(PL[p:p+g4], PU[p:p+g4], M[r*g4:(r+1)*g4], R[r*g4:(r+1)*g4],
+				cL[r*h:(r+1)*h], cU[r*h:(r+1)*h], gates[row*8*h:(row+1)*8*h], tc[row*2*h:(row+1)*2*h], o)
+			copy(cL[r*h:(r+1)*h], o[0:h])
+			copy(cU[r*h:(r+1)*h], o[h:2*h])
+			copy(hMid[r*h:(r+1)*h], o[2*h:3*h])
+			copy(hRad[r*h:(r+1)*h], o[3*h:4*h])
+			copy(out.Data[row*2*h:(row+1)*2*h], o[4*h:6*h])
 		}
 	}
 	return t.op(out, func(ov *Var) {
 		G := ov.Grad.Data
-		gradOf := func(v *Var) []float32 { // nil: v takes no gradient
-			if t.needs(v) {
-				return v.grad()
-			}
-			return nil
+		// Carried gradients of the state after the current step, and the
+		// pre-activation gradients of every step for the weight products.
+		dC := make([]float32, b*2*h) // per row: dcL, dcU
+		dHM, dHR := make([]float32, b*h), make([]float32, b*h)
+		dMAll, dRAll := make([]float32, b*steps*g4), make([]float32, b*steps*g4)
+		var dPL, dPU []float32
+		if t.needs(pxL) {
+			dPL = pxL.grad()
 		}
-		gPL, gPU, gM, gR := gradOf(pxL), gradOf(pxU), gradOf(hWm), gradOf(hWr)
-		gCL, gCU, gHM, gHR := gradOf(cL), gradOf(cU), gradOf(hMid), gradOf(hRad)
-		add := func(dst []float32, i int, v float32) {
-			if dst != nil {
-				dst[i] += v
-			}
+		if t.needs(pxU) {
+			dPU = pxU.grad()
 		}
-		dg := make([]float32, 8*h) // gradients of the gate bounds, per row
-		for r := 0; r < b; r++ {
-			go_ := G[r*6*h : (r+1)*6*h]
-			if !on[r] {
-				for k := 0; k < h; k++ {
-					add(gCL, r*h+k, go_[k])
-					add(gCU, r*h+k, go_[h+k])
-					add(gHM, r*h+k, go_[2*h+k])
-					add(gHR, r*h+k, go_[3*h+k])
+		scratchP := make([]float32, 2*g4)
+		gout, dg := make([]float32, 6*h), make([]float32, 8*h)
+		dPrev := make([]float32, 2*h) // a row's gradient of its previous cell box
+		tmp := make([]float32, b*h)
+		for s := steps - 1; s >= 0; s-- {
+			ti := s
+			if reverse {
+				ti = steps - 1 - s
+			}
+			ran := false
+			for r := 0; r < b; r++ {
+				if !on(r, ti) {
+					continue // the carried gradients pass through
 				}
+				ran = true
+				row := r*steps + ti
+				copy(gout[0:2*h], dC[r*2*h:(r+1)*2*h])
+				copy(gout[2*h:3*h], dHM[r*h:(r+1)*h])
+				copy(gout[3*h:4*h], dHR[r*h:(r+1)*h])
+				copy(gout[4*h:6*h], G[row*2*h:(row+1)*2*h])
+				p := row * g4
+				gl, gu := scratchP[:g4], scratchP[g4:]
+				if dPL != nil {
+					gl = dPL[p : p+g4]
+				}
+				if dPU != nil {
+					gu = dPU[p : p+g4]
+				}
+				clear(dPrev)
+				pc := prevC[row*2*h : (row+1)*2*h]
+				intervalCellBackward(gout, gates[row*8*h:(row+1)*8*h], tc[row*2*h:(row+1)*2*h], pc[:h], pc[h:], dg,
+					gl, gu, dMAll[p:p+g4], dRAll[p:p+g4], dPrev[:h], dPrev[h:])
+				copy(dC[r*2*h:(r+1)*2*h], dPrev)
+			}
+			if !ran {
 				continue
 			}
-			g := gates[r*8*h : (r+1)*8*h]
-			tcr := tc[r*2*h : (r+1)*2*h]
-			clear(dg)
-			for k := 0; k < h; k++ {
-				iL, iU, fL, fU := g[k], g[h+k], g[2*h+k], g[3*h+k]
-				gL, gU, oL, oU := g[4*h+k], g[5*h+k], g[6*h+k], g[7*h+k]
-				tl, tu := tcr[k], tcr[h+k]
-				// h'Mid = (hl+hu)/2, h'Rad = (hu−hl)/2, out = (hl, hu).
-				dhl := 0.5*go_[2*h+k] - 0.5*go_[3*h+k] + go_[4*h+k]
-				dhu := 0.5*go_[2*h+k] + 0.5*go_[3*h+k] + go_[5*h+k]
-				var dtl, dtu float32
-				if oL*tl <= oU*tl { // hl = oL·tl (ties: the first, as the generic min)
-					dg[6*h+k] += dhl * tl
-					dtl = dhl * oL
-				} else {
-					dg[7*h+k] += dhl * tl
-					dtl = dhl * oU
-				}
-				if oU*tu > oL*tu { // hu = oU·tu
-					dg[7*h+k] += dhu * tu
-					dtu = dhu * oU
-				} else {
-					dg[6*h+k] += dhu * tu
-					dtu = dhu * oL
-				}
-				dnL := go_[k] + dtl*(1-tl*tl)
-				dnU := go_[h+k] + dtu*(1-tu*tu)
-				cl, cu := CL[r*h+k], CU[r*h+k]
-				// c'L = min(fL·cl, fU·cl) + min(iL·gL, iU·gL)
-				if fL*cl <= fU*cl {
-					dg[2*h+k] += dnL * cl
-					add(gCL, r*h+k, dnL*fL)
-				} else {
-					dg[3*h+k] += dnL * cl
-					add(gCL, r*h+k, dnL*fU)
-				}
-				if iL*gL <= iU*gL {
-					dg[k] += dnL * gL
-					dg[4*h+k] += dnL * iL
-				} else {
-					dg[h+k] += dnL * gL
-					dg[4*h+k] += dnL * iU
-				}
-				// c'U = max(fL·cu, fU·cu) + max(iL·gU, iU·gU)
-				if fU*cu > fL*cu {
-					dg[3*h+k] += dnU * cu
-					add(gCU, r*h+k, dnU*fU)
-				} else {
-					dg[2*h+k] += dnU * cu
-					add(gCU, r*h+k, dnU*fL)
-				}
-				if iU*gU > iL*gU {
-					dg[h+k] += dnU * gU
-					dg[5*h+k] += dnU * iU
-				} else {
-					dg[k] += dnU * gU
-					dg[5*h+k] += dnU * iL
+			// dhMid_prev = dM·Whᵀ and dhRad_prev = dR·|Wh|ᵀ for rows that ran
+			// this step (dM, dR are zero for the others, whose carried
+			// gradients stay).
+			dM, dR := gatherStep(dMAll, b, steps, ti, g4, M), gatherStep(dRAll, b, steps, ti, g4, R)
+			tensor.Gemm(false, true, b, h, g4, 1, dM, g4, W, g4, 0, tmp, h)
+			for r := 0; r < b; r++ {
+				if on(r, ti) {
+					copy(dHM[r*h:(r+1)*h], tmp[r*h:(r+1)*h])
 				}
 			}
-			// Through the gate functions to the pre-activation bounds.
-			px := (r*steps + ti) * 4 * h
-			for q := 0; q < 4; q++ {
-				for k := 0; k < h; k++ {
-					yl, yu := g[2*q*h+k], g[(2*q+1)*h+k]
-					var dl, du float32
-					if q == 2 {
-						dl, du = dg[2*q*h+k]*(1-yl*yl), dg[(2*q+1)*h+k]*(1-yu*yu)
-					} else {
-						dl, du = dg[2*q*h+k]*yl*(1-yl), dg[(2*q+1)*h+k]*yu*(1-yu)
-					}
-					j := q*h + k
-					add(gPL, px+j, dl)
-					add(gPU, px+j, du)
-					add(gM, r*4*h+j, dl+du)
-					add(gR, r*4*h+j, du-dl)
+			tensor.Gemm(false, true, b, h, g4, 1, dR, g4, absW, g4, 0, tmp, h)
+			for r := 0; r < b; r++ {
+				if on(r, ti) {
+					copy(dHR[r*h:(r+1)*h], tmp[r*h:(r+1)*h])
 				}
 			}
 		}
-	}, pxL, pxU, hWm, hWr, cL, cU, hMid, hRad)
+		if t.needs(wh) {
+			gw := wh.grad()
+			tensor.Gemm(true, false, h, g4, b*steps, 1, hMidAll, h, dMAll, g4, 1, gw, g4)
+			dAbs := make([]float32, len(W))
+			tensor.Gemm(true, false, h, g4, b*steps, 1, hRadAll, h, dRAll, g4, 0, dAbs, g4)
+			for i, v := range W {
+				switch {
+				case v > 0:
+					gw[i] += dAbs[i]
+				case v < 0:
+					gw[i] -= dAbs[i]
+				}
+			}
+		}
+	}, pxL, pxU, wh)
+}
+
+// gatherStep copies step ti of every row of all [B·T, w] into dst [B, w].
+func gatherStep(all []float32, b, steps, ti, w int, dst []float32) []float32 {
+	for r := 0; r < b; r++ {
+		row := r*steps + ti
+		copy(dst[r*w:(r+1)*w], all[row*w:(row+1)*w])
+	}
+	return dst
+}
+
+func equalShape(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// intervalCellForward runs one row of an interval LSTM step: pre-activation
+// box from the input bounds pL, pU and the recurrent centre m and radius
+// rad [4H]; previous cell box cl, cu [H]. It writes the gate bounds g [8H]
+// (iL iU fL fU gL gU oL oU), the cell's tanh bounds tc [2H] and o [6H]:
+// c'L, c'U, h'Mid, h'Rad, h'L, h'U.
+func intervalCellForward(pL, pU, m, rad, cl, cu, g, tc, o []float32) {
+	h := len(cl)
+	for q := 0; q < 4; q++ {
+		for k := 0; k < h; k++ {
+			j := q*h + k
+			lo, hi := pL[j]+m[j]-rad[j], pU[j]+m[j]+rad[j]
+			if q == 2 {
+				g[2*q*h+k], g[(2*q+1)*h+k] = tanh32(lo), tanh32(hi)
+			} else {
+				g[2*q*h+k], g[(2*q+1)*h+k] = sigmoid32(lo), sigmoid32(hi)
+			}
+		}
+	}
+	for k := 0; k < h; k++ {
+		iL, iU, fL, fU := g[k], g[h+k], g[2*h+k], g[3*h+k]
+		gL, gU, oL, oU := g[4*h+k], g[5*h+k], g[6*h+k], g[7*h+k]
+		nL := minFirst(fL*cl[k], fU*cl[k]) + minFirst(iL*gL, iU*gL)
+		nU := maxFirst(fL*cu[k], fU*cu[k]) + maxFirst(iL*gU, iU*gU)
+		tl, tu := tanh32(nL), tanh32(nU)
+		tc[k], tc[h+k] = tl, tu
+		hl, hu := minFirst(oL*tl, oU*tl), maxFirst(oL*tu, oU*tu)
+		o[k], o[h+k] = nL, nU
+		o[2*h+k], o[3*h+k] = 0.5*(hl+hu), 0.5*(hu-hl)
+		o[4*h+k], o[5*h+k] = hl, hu
+	}
+}
+
+// intervalCellBackward takes one row's output gradient gout [6H] (as o of
+// intervalCellForward) back through the step, with the saved g and tc and
+// the previous cell box cl, cu; dg [8H] is scratch. It adds to the
+// gradients of the input bounds dPL, dPU [4H], of the recurrent centre and
+// radius dM, dR [4H] and of the previous cell box dCL, dCU [H].
+func intervalCellBackward(gout, g, tc, cl, cu, dg, dPL, dPU, dM, dR, dCL, dCU []float32) {
+	h := len(cl)
+	clear(dg)
+	for k := 0; k < h; k++ {
+		iL, iU, fL, fU := g[k], g[h+k], g[2*h+k], g[3*h+k]
+		gL, gU, oL, oU := g[4*h+k], g[5*h+k], g[6*h+k], g[7*h+k]
+		tl, tu := tc[k], tc[h+k]
+		// h'Mid = (hl+hu)/2, h'Rad = (hu−hl)/2, out = (hl, hu).
+		dhl := 0.5*gout[2*h+k] - 0.5*gout[3*h+k] + gout[4*h+k]
+		dhu := 0.5*gout[2*h+k] + 0.5*gout[3*h+k] + gout[5*h+k]
+		var dtl, dtu float32
+		if oL*tl <= oU*tl { // hl = oL·tl (ties: the first, as the generic min)
+			dg[6*h+k] += dhl * tl
+			dtl = dhl * oL
+		} else {
+			dg[7*h+k] += dhl * tl
+			dtl = dhl * oU
+		}
+		if oU*tu > oL*tu { // hu = oU·tu
+			dg[7*h+k] += dhu * tu
+			dtu = dhu * oU
+		} else {
+			dg[6*h+k] += dhu * tu
+			dtu = dhu * oL
+		}
+		dnL := gout[k] + dtl*(1-tl*tl)
+		dnU := gout[h+k] + dtu*(1-tu*tu)
+		c0, c1 := cl[k], cu[k]
+		// c'L = min(fL·cl, fU·cl) + min(iL·gL, iU·gL)
+		if fL*c0 <= fU*c0 {
+			dg[2*h+k] += dnL * c0
+			dCL[k] += dnL * fL
+		} else {
+			dg[3*h+k] += dnL * c0
+			dCL[k] += dnL * fU
+		}
+		if iL*gL <= iU*gL {
+			dg[k] += dnL * gL
+			dg[4*h+k] += dnL * iL
+		} else {
+			dg[h+k] += dnL * gL
+			dg[4*h+k] += dnL * iU
+		}
+		// c'U = max(fL·cu, fU·cu) + max(iL·gU, iU·gU)
+		if fU*c1 > fL*c1 {
+			dg[3*h+k] += dnU * c1
+			dCU[k] += dnU * fU
+		} else {
+			dg[2*h+k] += dnU * c1
+			dCU[k] += dnU * fL
+		}
+		if iU*gU > iL*gU {
+			dg[h+k] += dnU * gU
+			dg[5*h+k] += dnU * iU
+		} else {
+			dg[k] += dnU * gU
+			dg[5*h+k] += dnU * iL
+		}
+	}
+	// Through the gate functions to the pre-activation bounds.
+	for q := 0; q < 4; q++ {
+		for k := 0; k < h; k++ {
+			yl, yu := g[2*q*h+k], g[(2*q+1)*h+k]
+			var dl, du float32
+			if q == 2 {
+				dl, du = dg[2*q*h+k]*(1-yl*yl), dg[(2*q+1)*h+k]*(1-yu*yu)
+			} else {
+				dl, du = dg[2*q*h+k]*yl*(1-yl), dg[(2*q+1)*h+k]*yu*(1-yu)
+			}
+			j := q*h + k
+			dPL[j] += dl
+			dPU[j] += du
+			dM[j] += dl + du
+			dR[j] += du - dl
+		}
+	}
 }
 
 // minFirst and maxFirst pick a on ties, as the generic a − ReLU(a − b) and

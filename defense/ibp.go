@@ -134,39 +134,16 @@ func rnnBounds(t *ag.Tape, r *nn.RNN, x Interval, lengths []int) Interval {
 	return h
 }
 
-// lstmBounds runs one LSTM direction on intervals, step by step, with the
-// semantics of ag.LSTM: row b runs over its first lengths[b] steps (a
-// reverse layer starts at its last real token) and outputs zero past them.
-// Each step is two GEMMs (the hidden box's centre and radius) and one
-// fused ag.IntervalLSTMStep; |Wh| is taken once per call.
+// lstmBounds runs one LSTM direction on intervals with the semantics of
+// ag.LSTM: row b runs over its first lengths[b] steps (a reverse layer
+// starts at its last real token) and outputs zero past them. The input
+// projection is one interval affine map; the recurrence is the fused
+// ag.IntervalLSTM.
 func lstmBounds(t *ag.Tape, l *nn.LSTM, x Interval, lengths []int) Interval {
-	xs := x.L.Shape()
-	b, steps := xs[0], xs[1]
 	hd := l.Wh.Value.Shape[0]
 	px := affine(t, x, l.Wx.Var, l.B.Var) // [B, T, 4H]
-	absWh := t.Abs(l.Wh.Var)
-	zero := t.Const(tensor.New(b, hd))
-	cL, cU, hMid, hRad := zero, zero, zero, zero
-	outL, outU := make([]*ag.Var, steps), make([]*ag.Var, steps)
-	on := make([]bool, b)
-	for s := 0; s < steps; s++ {
-		ti := s
-		if l.Reverse {
-			ti = steps - 1 - s
-		}
-		for i := range on {
-			on[i] = lengths == nil || ti < lengths[i]
-		}
-		st := t.IntervalLSTMStep(px.L, px.U, ti, t.MatMul(hMid, l.Wh.Var, false), t.MatMul(hRad, absWh, false), cL, cU, hMid, hRad, on)
-		cL, cU = t.Slice(st, 1, 0, hd), t.Slice(st, 1, hd, 2*hd)
-		hMid, hRad = t.Slice(st, 1, 2*hd, 3*hd), t.Slice(st, 1, 3*hd, 4*hd)
-		outL[ti] = t.Reshape(t.Slice(st, 1, 4*hd, 5*hd), b, 1, hd)
-		outU[ti] = t.Reshape(t.Slice(st, 1, 5*hd, 6*hd), b, 1, hd)
-	}
-	if steps == 1 {
-		return Interval{outL[0], outU[0]}
-	}
-	return Interval{t.Concat(1, outL...), t.Concat(1, outU...)}
+	st := t.IntervalLSTM(px.L, px.U, l.Wh.Var, lengths, l.Reverse)
+	return Interval{t.Slice(st, 2, 0, hd), t.Slice(st, 2, hd, 2*hd)}
 }
 
 // worstLogits takes the lower bound for the gold class and upper bounds
