@@ -111,6 +111,12 @@ func TestGradients(t *testing.T) {
 			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], lengths, false) }},
 		{"lstm-reverse", []*tensor.Tensor{randT(r, 3, 5, 4), scaled(randT(r, 4, 12), 0.5), scaled(randT(r, 3, 12), 0.5), randT(r, 12)},
 			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], lengths, true) }},
+		// Rows out of length order (the op runs them longest first) and an
+		// empty one.
+		{"lstm-unsorted", []*tensor.Tensor{randT(r, 4, 5, 3), scaled(randT(r, 3, 8), 0.5), scaled(randT(r, 2, 8), 0.5), randT(r, 8)},
+			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], []int{2, 5, 0, 3}, false) }},
+		{"lstm-unsorted-reverse", []*tensor.Tensor{randT(r, 4, 5, 3), scaled(randT(r, 3, 8), 0.5), scaled(randT(r, 2, 8), 0.5), randT(r, 8)},
+			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], []int{2, 5, 0, 3}, true) }},
 		{"lstm-nolengths", []*tensor.Tensor{randT(r, 2, 4, 3), scaled(randT(r, 3, 8), 0.5), scaled(randT(r, 2, 8), 0.5), randT(r, 8)},
 			func(t *Tape, v []*Var) *Var { return t.LSTM(v[0], v[1], v[2], v[3], nil, false) }},
 		// Long enough for Conv1D's sparse backward (max pooling leaves one
