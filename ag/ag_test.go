@@ -134,6 +134,20 @@ func TestGradients(t *testing.T) {
 			bwd := t.IntervalLSTM(v[0], t.Add(v[0], v[1]), v[2], lengths, true)
 			return t.Add(fwd, bwd)
 		}},
+		// After the interval case, whose inputs must stay off its min/max
+		// switches (each case draws from the shared source in turn).
+		{"lstm-projected", []*tensor.Tensor{randT(r, 4, 5, 8), scaled(randT(r, 2, 8), 0.5), randT(r, 8)},
+			func(t *Tape, v []*Var) *Var {
+				fwd := t.LSTMProjected(v[0], v[1], v[2], []int{2, 5, 0, 3}, false)
+				return t.Add(fwd, t.LSTMProjected(v[0], v[1], v[2], []int{2, 5, 0, 3}, true))
+			}},
+		{"conv1d-projected", []*tensor.Tensor{randT(r, 2, 6, 12), randT(r, 4)}, func(t *Tape, v []*Var) *Var {
+			return t.Conv1DProjected(v[0], v[1], 3)
+		}},
+		{"mix-rows", []*tensor.Tensor{randT(r, 3, 4)}, func(t *Tape, v []*Var) *Var {
+			table := randT(rand.New(rand.NewSource(5)), 5, 6)
+			return t.MixRows(v[0], table, []int32{0, 1, 2, 3, 4, 4, 0, 2, 1, 1, 3, 0})
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -283,5 +297,34 @@ func TestNoGradRecordsNothing(t *testing.T) {
 	tp.MatMul(tp.Const(randT(r, 4, 3)), w.Var, false)
 	if tp.Len() != 0 {
 		t.Fatalf("NoGrad tape recorded %d ops", tp.Len())
+	}
+}
+
+// LSTMProjected from x·Wx gives LSTM's outputs and its gradients of Wh and
+// the bias.
+func TestLSTMProjectedEqualsLSTM(t *testing.T) {
+	r := rand.New(rand.NewSource(4))
+	x, wx, wh, b := randT(r, 4, 6, 5), randT(r, 5, 12), scaled(randT(r, 3, 12), 0.5), randT(r, 12)
+	lengths := []int{3, 6, 0, 5}
+	for _, rev := range []bool{false, true} {
+		run := func(projected bool) (out, gwh, gb []float32) {
+			tp := NewTape()
+			whv, bv := tp.Leaf(wh.Clone()), tp.Leaf(b.Clone())
+			var o *Var
+			if projected {
+				gx := tensor.New(4, 6, 12)
+				tensor.Gemm(false, false, 24, 12, 5, 1, x.Data, 5, wx.Data, 12, 0, gx.Data, 12)
+				o = tp.LSTMProjected(tp.Const(gx), whv, bv, lengths, rev)
+			} else {
+				o = tp.LSTM(tp.Const(x), tp.Const(wx), whv, bv, lengths, rev)
+			}
+			tp.Backward(tp.Sum(tp.Mul(o, tp.Const(scaled(randT(rand.New(rand.NewSource(9)), 4, 6, 3), 1)))))
+			return o.Data(), whv.Grad.Data, bv.Grad.Data
+		}
+		o1, w1, b1 := run(false)
+		o2, w2, b2 := run(true)
+		if d := max(tensor.MaxAbsDiff(o1, o2), tensor.MaxAbsDiff(w1, w2), tensor.MaxAbsDiff(b1, b2)); d > 1e-5 {
+			t.Errorf("reverse=%v: projected LSTM differs by %g", rev, d)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package ag
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/textarmor/textarmor/tensor"
 )
@@ -23,6 +24,42 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 	if wx.Shape()[0] != d || wx.Shape()[1] != g4 || wh.Shape()[1] != g4 || len(bias.Data()) != g4 {
 		panic(fmt.Sprintf("ag.LSTM: x %v, wx %v, wh %v, bias %v", xs, wx.Shape(), wh.Shape(), bias.Shape()))
 	}
+	gates := make([]float32, b*steps*g4)
+	tensor.Gemm(false, false, b*steps, g4, d, 1, x.Data(), d, wx.Data(), g4, 0, gates, g4)
+	return t.lstm(gates, b, steps, wh, bias, lengths, reverse, func(dGates []float32) {
+		if t.needs(x) {
+			tensor.Gemm(false, true, b*steps, d, g4, 1, dGates, g4, wx.Data(), g4, 1, x.grad(), d)
+		}
+		if t.needs(wx) {
+			tensor.Gemm(true, false, d, g4, b*steps, 1, x.Data(), d, dGates, g4, 1, wx.grad(), g4)
+		}
+	}, x, wx, wh, bias)
+}
+
+// LSTMProjected is LSTM from the input projections gx = x·Wx [B, T, 4H]
+// (without the bias) instead of x and Wx: for inputs whose projection is
+// cheaper to build directly, such as ASCC's convex combinations of a few
+// candidate words, whose projections are computed once per word.
+func (t *Tape) LSTMProjected(gx, wh, bias *Var, lengths []int, reverse bool) *Var {
+	gs := gx.Shape()
+	h := wh.Shape()[0]
+	if len(gs) != 3 || gs[2] != 4*h || wh.Shape()[1] != 4*h || len(bias.Data()) != 4*h {
+		panic(fmt.Sprintf("ag.LSTMProjected: gx %v, wh %v, bias %v", gs, wh.Shape(), bias.Shape()))
+	}
+	gates := slices.Clone(gx.Data())
+	return t.lstm(gates, gs[0], gs[1], wh, bias, lengths, reverse, func(dGates []float32) {
+		if t.needs(gx) {
+			tensor.Axpy(1, dGates, gx.grad())
+		}
+	}, gx, wh, bias)
+}
+
+// lstm runs the recurrence from the input projections in gates [B·T, 4H]
+// (overwritten with the activated gates); inputGrad receives the
+// pre-activation gradients [B·T, 4H] for the inputs that made gates.
+func (t *Tape) lstm(gates []float32, b, steps int, wh, bias *Var, lengths []int, reverse bool, inputGrad func(dGates []float32), parents ...*Var) *Var {
+	h := wh.Shape()[0]
+	g4 := 4 * h
 	n := func(i int) int {
 		if lengths == nil {
 			return steps
@@ -30,8 +67,6 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 		return min(lengths[i], steps)
 	}
 	// gates holds, per (b,t) row, the activated i, f, g, o.
-	gates := make([]float32, b*steps*g4)
-	tensor.Gemm(false, false, b*steps, g4, d, 1, x.Data(), d, wx.Data(), g4, 0, gates, g4)
 	tanhCells := make([]float32, b*steps*h) // tanh(c_t)
 	hPrevAll := make([]float32, b*steps*h)  // h_{t-1} seen at (b,t)
 	cPrevAll := make([]float32, b*steps*h)
@@ -111,12 +146,7 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 				}
 			}
 		}
-		if t.needs(x) {
-			tensor.Gemm(false, true, b*steps, d, g4, 1, dGates, g4, wx.Data(), g4, 1, x.grad(), d)
-		}
-		if t.needs(wx) {
-			tensor.Gemm(true, false, d, g4, b*steps, 1, x.Data(), d, dGates, g4, 1, wx.grad(), g4)
-		}
+		inputGrad(dGates)
 		if t.needs(wh) {
 			tensor.Gemm(true, false, h, g4, b*steps, 1, hPrevAll, h, dGates, g4, 1, wh.grad(), g4)
 		}
@@ -128,5 +158,5 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 				}
 			}
 		}
-	}, x, wx, wh, bias)
+	}, parents...)
 }

@@ -28,6 +28,29 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 	y := tensor.GetScratch(b * l * wf)
 	defer tensor.PutScratch(y)
 	tensor.Gemm(false, false, b*l, wf, d, 1, x.Data(), d, weight.Data(), wf, 0, y, wf)
+	out := convWindows(y, bias, b, l, f, width)
+	return t.op(out, func(o *Var) {
+		G := o.Grad.Data
+		if nz := conv1DNonzeros(G, lo, f, b*l*f/sparseConvWork); nz != nil {
+			conv1DBackwardSparse(t, x, weight, nz, b, l, d, f, width)
+		} else {
+			conv1DBackwardDense(t, x, weight, G, b, l, lo, d, f, width)
+		}
+		if bias != nil && t.needs(bias) {
+			gb := bias.grad()
+			for r := 0; r < b*lo; r++ {
+				for k, g := range G[r*f : (r+1)*f] {
+					gb[k] += g
+				}
+			}
+		}
+	}, x, weight, bias)
+}
+
+// convWindows sums the taps of every window from the projected rows y
+// [B·L, width·F] (row p's block j is x_p·W_j) and adds the bias.
+func convWindows(y []float32, bias *Var, b, l, f, width int) *tensor.Tensor {
+	lo, wf := l-width+1, width*f
 	out := tensor.New(b, lo, f)
 	var B []float32
 	if bias != nil {
@@ -49,22 +72,45 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 			}
 		}
 	})
+	return out
+}
+
+// Conv1DProjected is Conv1D from the projected rows y = x·W [B, L,
+// width·F] instead of x and W (for inputs whose projection is cheaper to
+// build directly: ASCC's convex combinations of candidate words, each
+// candidate projected once). The gradient reaches y and the bias.
+func (t *Tape) Conv1DProjected(y, bias *Var, width int) *Var {
+	ys := y.Shape()
+	if len(ys) != 3 || ys[2]%width != 0 || ys[1] < width {
+		panic(fmt.Sprintf("ag.Conv1DProjected: rows %v, width %d", ys, width))
+	}
+	b, l, wf := ys[0], ys[1], ys[2]
+	f, lo := wf/width, l-width+1
+	out := convWindows(y.Data(), bias, b, l, f, width)
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
-		if nz := conv1DNonzeros(G, lo, f, b*l*f/sparseConvWork); nz != nil {
-			conv1DBackwardSparse(t, x, weight, nz, b, l, d, f, width)
-		} else {
-			conv1DBackwardDense(t, x, weight, G, b, l, lo, d, f, width)
+		if t.needs(y) {
+			gy := y.grad()
+			for r := 0; r < b*lo; r++ {
+				bi, ti := r/lo, r%lo
+				g := G[r*f : (r+1)*f]
+				for j := 0; j < width; j++ {
+					dst := gy[(bi*l+ti+j)*wf+j*f : (bi*l+ti+j)*wf+(j+1)*f]
+					for k, v := range g {
+						dst[k] += v
+					}
+				}
+			}
 		}
 		if bias != nil && t.needs(bias) {
 			gb := bias.grad()
 			for r := 0; r < b*lo; r++ {
-				for k, g := range G[r*f : (r+1)*f] {
-					gb[k] += g
+				for k, v := range G[r*f : (r+1)*f] {
+					gb[k] += v
 				}
 			}
 		}
-	}, x, weight, bias)
+	}, y, bias)
 }
 
 // sparseConvWork is how many GEMM multiply-adds one multiply-add of the

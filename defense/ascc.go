@@ -27,6 +27,10 @@ type ASCC struct {
 	Seed          int64
 
 	starts stream
+	// hullInputs makes the inner steps feed the convex combinations of
+	// embeddings to the encoder instead of combining the candidates'
+	// projections (a test compares the two).
+	hullInputs bool
 }
 
 // RandomDraws implements train.Random: the starting points' stream position.
@@ -135,14 +139,16 @@ func (a *ASCC) Adversary(m *nn.Classifier, b *nn.Batch) (w *tensor.Tensor, cand 
 	const b1, b2, eps = 0.9, 0.999, 1e-8
 	biasT := tensor.From(bias, b.B*b.L, n)
 	weights := func(tp *ag.Tape, av *ag.Var) *ag.Var { return tp.Softmax(tp.Add(av, tp.Const(biasT))) }
-	// The table is frozen here, so the candidates' vectors are looked up
-	// once rather than at every inner step.
-	vecs := tp.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID).Value
+	// The table and the encoder are frozen here. So the encoder's first,
+	// linear, map of each distinct candidate is computed once, and an inner
+	// step combines those projections instead of the embeddings: it skips
+	// the input GEMM and the input-gradient GEMM, most of a CNN's step.
+	encode := a.hullEncoder(tp, m, b, cand, n)
 	for step := 1; step <= a.Steps; step++ {
 		tp.Reset()
 		av := tp.Leaf(params)
 		s := weights(tp, av)
-		_, sent := m.Encode(tp, hullOf(tp, b, s, tp.Const(vecs), n), b.Lengths)
+		sent := encode(tp, s)
 		div := kl(tp, tp.Const(p), tp.Const(logp), m.Head(tp, sent), b.B)
 		ent := tp.Scale(tp.Sum(tp.Mul(s, tp.Log(tp.AddConst(s, 1e-12)))), -1/float32(real))
 		// Minimise −(KL − λ·H).
@@ -160,6 +166,55 @@ func (a *ASCC) Adversary(m *nn.Classifier, b *nn.Batch) (w *tensor.Tensor, cand 
 	tp.Reset()
 	tp.NoGrad = true
 	return weights(tp, tp.Const(params)).Value, cand
+}
+
+// hullEncoder returns the inner steps' encoder of the convex combinations
+// with weights s [B·L, K+1] of the candidates cand.
+func (a *ASCC) hullEncoder(tp *ag.Tape, m *nn.Classifier, b *nn.Batch, cand []int32, n int) func(*ag.Tape, *ag.Var) *ag.Var {
+	// The first operation of each encoder is linear in its input: the
+	// LSTMs' x·Wx and the convolutions' x·W.
+	var weights []*tensor.Tensor
+	var encode func(*ag.Tape, []*ag.Var) *ag.Var
+	switch e := m.Enc.(type) {
+	case *nn.RNN:
+		for _, l := range e.Directions() {
+			weights = append(weights, l.Wx.Value)
+		}
+		encode = func(tp *ag.Tape, in []*ag.Var) *ag.Var { _, s := e.EncodeProjected(tp, in, b.Lengths); return s }
+	case *nn.CNN:
+		for _, c := range e.Convs {
+			weights = append(weights, c.W.Value)
+		}
+		encode = func(tp *ag.Tape, in []*ag.Var) *ag.Var { _, s := e.EncodeProjected(tp, in, b.Lengths); return s }
+	}
+	if encode == nil || a.hullInputs {
+		vecs := tp.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID).Value
+		return func(tp *ag.Tape, s *ag.Var) *ag.Var {
+			_, sent := m.Encode(tp, hullOf(tp, b, s, tp.Const(vecs), n), b.Lengths)
+			return sent
+		}
+	}
+	uniq, at := nn.UniqueIDs(cand)
+	idx := make([]int32, len(at))
+	for i, u := range at {
+		idx[i] = int32(u)
+	}
+	vecs := tp.Lookup(m.Emb.W.Var, m.MapIDs(uniq), m.Emb.PadID).Value // [U, D]
+	d := vecs.Shape[1]
+	var proj []*tensor.Tensor // per weight [U, columns]
+	for _, w := range weights {
+		c := w.Shape[1]
+		p := tensor.New(len(uniq), c)
+		tensor.Gemm(false, false, len(uniq), c, d, 1, vecs.Data, d, w.Data, c, 0, p.Data, c)
+		proj = append(proj, p)
+	}
+	return func(tp *ag.Tape, s *ag.Var) *ag.Var {
+		in := make([]*ag.Var, len(proj))
+		for i, p := range proj {
+			in[i] = tp.Reshape(tp.MixRows(s, p, idx), b.B, b.L, p.Shape[1])
+		}
+		return encode(tp, in)
+	}
 }
 
 func logSoftmaxInPlace(x []float32) {

@@ -2,10 +2,13 @@ package defense
 
 import (
 	"math"
+	"math/rand"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )
 
@@ -70,5 +73,58 @@ func TestASCC(t *testing.T) {
 	}
 	if acc := accuracy(m.Net, dev); acc < 0.85 {
 		t.Errorf("dev accuracy %.3f after ASCC, want >= 0.85", acc)
+	}
+}
+
+// The inner steps combine each candidate's projection by the encoder's
+// first, linear, map instead of feeding the combined embeddings: the same
+// sentence representation and the same gradient of the convex weights, for
+// the CNN, a unidirectional LSTM and a BiLSTM, with rows of different
+// lengths; and the same inner maximisation.
+func TestASCCProjectedInputs(t *testing.T) {
+	for _, arch := range []string{"cnn", "lstm", "bilstm"} {
+		m, syn, tr, _ := setupArch(t, arch, 9)
+		b := exBatch(tr[:8], m.Net.Enc.MinLen())
+		a := NewASCC(syn)
+		n := a.K + 1
+		cand, _ := candidates(syn, b.IDs, a.K)
+		r := rand.New(rand.NewSource(3))
+		w := tensor.New(b.B*b.L, n)
+		for i := range w.Data {
+			w.Data[i] = r.Float32()
+		}
+		probe := tensor.New(b.B, m.Net.Enc.OutDim())
+		for i := range probe.Data {
+			probe.Data[i] = float32(r.NormFloat64())
+		}
+		var sents, grads [2][]float32
+		for i, hull := range []bool{true, false} {
+			a.hullInputs = hull
+			tp := ag.NewTape()
+			enc := a.hullEncoder(tp, m.Net, b, cand, n)
+			wv := tp.Leaf(w.Clone())
+			sent := enc(tp, wv)
+			tp.Backward(tp.Sum(tp.Mul(sent, tp.Const(probe))))
+			sents[i], grads[i] = sent.Data(), wv.Grad.Data
+		}
+		if d := tensor.MaxAbsDiff(sents[0], sents[1]); d > 1e-5 {
+			t.Errorf("%s: sentence representations differ by %g", arch, d)
+		}
+		if d := tensor.MaxAbsDiff(grads[0], grads[1]); d > 1e-5 {
+			t.Errorf("%s: weight gradients differ by %g", arch, d)
+		}
+		if slices.Max(grads[1]) == 0 && slices.Min(grads[1]) == 0 {
+			t.Errorf("%s: zero weight gradient, the comparison is empty", arch)
+		}
+		var ws [2][]float32
+		for i, hull := range []bool{true, false} {
+			a := NewASCC(syn)
+			a.hullInputs = hull
+			w, _ := a.Adversary(m.Net, b)
+			ws[i] = w.Data
+		}
+		if d := tensor.MaxAbsDiff(ws[0], ws[1]); d > 1e-3 {
+			t.Errorf("%s: inner maximisations end %g apart", arch, d)
+		}
 	}
 }

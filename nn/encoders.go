@@ -29,9 +29,20 @@ func NewCNN(in, filters int, widths []int, rng *rand.Rand) *CNN {
 // sentence. ReLU is monotone, so it is applied after max pooling: the same
 // values and gradients for a fraction of the work.
 func (c *CNN) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
+	return c.encodeWith(t, lengths, func(i int, conv *Conv1D) *ag.Var { return conv.Forward(t, x) })
+}
+
+// EncodeProjected is Encode from each convolution's projected rows x·W
+// [B, L, width·F] (y[i] for Convs[i]) instead of x.
+func (c *CNN) EncodeProjected(t *ag.Tape, y []*ag.Var, lengths []int) (tokens, sentence *ag.Var) {
+	return c.encodeWith(t, lengths, func(i int, conv *Conv1D) *ag.Var { return t.Conv1DProjected(y[i], conv.B.Var, conv.Width) })
+}
+
+// encodeWith pools the window outputs that run gives for each convolution.
+func (c *CNN) encodeWith(t *ag.Tape, lengths []int, run func(int, *Conv1D) *ag.Var) (tokens, sentence *ag.Var) {
 	pooled := make([]*ag.Var, len(c.Convs))
 	for i, conv := range c.Convs {
-		h := conv.Forward(t, x)
+		h := run(i, conv)
 		if i == 0 {
 			tokens = h
 		}
@@ -89,9 +100,34 @@ func NewRNN(in, hidden int, bidirectional bool, pool string, tanh bool, rng *ran
 // Encode returns the hidden states [B, L, H·dirs] and their pool over the
 // real tokens.
 func (r *RNN) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
-	tokens = r.Fwd.Forward(t, x, lengths)
+	return r.encodeWith(t, lengths, func(l *LSTM) *ag.Var { return l.Forward(t, x, lengths) })
+}
+
+// Directions lists the LSTM layers, forward first.
+func (r *RNN) Directions() []*LSTM {
+	if r.Bwd == nil {
+		return []*LSTM{r.Fwd}
+	}
+	return []*LSTM{r.Fwd, r.Bwd}
+}
+
+// EncodeProjected is Encode from each direction's input projections x·Wx
+// [B, T, 4H] (gx[i] for Directions()[i]) instead of x.
+func (r *RNN) EncodeProjected(t *ag.Tape, gx []*ag.Var, lengths []int) (tokens, sentence *ag.Var) {
+	return r.encodeWith(t, lengths, func(l *LSTM) *ag.Var {
+		i := 0
+		if l == r.Bwd {
+			i = 1
+		}
+		return t.LSTMProjected(gx[i], l.Wh.Var, l.B.Var, lengths, l.Reverse)
+	})
+}
+
+// encodeWith pools the hidden states that run gives for each direction.
+func (r *RNN) encodeWith(t *ag.Tape, lengths []int, run func(*LSTM) *ag.Var) (tokens, sentence *ag.Var) {
+	tokens = run(r.Fwd)
 	if r.Bwd != nil {
-		tokens = t.Concat(-1, tokens, r.Bwd.Forward(t, x, lengths))
+		tokens = t.Concat(-1, tokens, run(r.Bwd))
 	}
 	h := tokens
 	if r.Tanh {

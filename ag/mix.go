@@ -1,0 +1,48 @@
+package ag
+
+import (
+	"fmt"
+
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// MixRows returns, for each of R rows, the weighted sum of n rows of a
+// constant table: out[r] = Σ_k w[r,k]·table[idx[r·n+k]], with w [R, n] and
+// table [U, F]; out is [R, F]. The gradient reaches w only. It is a convex
+// hull of candidate words taken after a linear map that was applied to
+// each distinct candidate once (ASCC's inner steps).
+func (t *Tape) MixRows(w *Var, table *tensor.Tensor, idx []int32) *Var {
+	ws := w.Shape()
+	if len(ws) != 2 || len(table.Shape) != 2 || len(idx) != ws[0]*ws[1] {
+		panic(fmt.Sprintf("ag.MixRows: w %v, table %v, %d indices", ws, table.Shape, len(idx)))
+	}
+	R, n, F := ws[0], ws[1], table.Shape[1]
+	for _, i := range idx {
+		if i < 0 || int(i) >= table.Shape[0] {
+			panic(fmt.Sprintf("ag.MixRows: index %d outside a table of %d rows", i, table.Shape[0]))
+		}
+	}
+	W, T := w.Data(), table.Data
+	out := tensor.New(R, F)
+	tensor.ParallelFor(R, n*F, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			o := out.Data[r*F : (r+1)*F]
+			for k := 0; k < n; k++ {
+				i := int(idx[r*n+k])
+				tensor.Axpy(W[r*n+k], T[i*F:(i+1)*F], o)
+			}
+		}
+	})
+	return t.op(out, func(o *Var) {
+		G, gw := o.Grad.Data, w.grad()
+		tensor.ParallelFor(R, n*F, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				g := G[r*F : (r+1)*F]
+				for k := 0; k < n; k++ {
+					i := int(idx[r*n+k])
+					gw[r*n+k] += tensor.Dot(g, T[i*F:(i+1)*F])
+				}
+			}
+		})
+	}, w)
+}
