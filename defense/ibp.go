@@ -50,25 +50,46 @@ func reshapeIv(t *ag.Tape, x Interval, shape ...int) Interval {
 	return Interval{t.Reshape(x.L, shape...), t.Reshape(x.U, shape...)}
 }
 
-// WordBoxes returns, for each position of b, the box spanned by
+// Boxes are a batch's input boxes. A word's box depends only on the word,
+// so there is one per distinct word of the batch (Word: L, U [U, D]), and
+// At maps each of the B·L positions to its word's row. The first linear
+// map of an encoder is then applied once per word, not per position.
+type Boxes struct {
+	Word         Interval
+	At           []int
+	Texts, Steps int
+}
+
+// Positions returns the boxes of every position, [B, L, D].
+func (bx Boxes) Positions(t *ag.Tape) Interval {
+	d := bx.Word.L.Shape()[1]
+	return reshapeIv(t, Interval{t.Gather(bx.Word.L, bx.At), t.Gather(bx.Word.U, bx.At)}, bx.Texts, bx.Steps, d)
+}
+
+// affine bounds x·W (+ b) at every position, [B, L, F]: computed per word,
+// then gathered to the positions.
+func (bx Boxes) affine(t *ag.Tape, w, b *ag.Var) Interval {
+	iv := affine(t, bx.Word, w, b)
+	f := iv.L.Shape()[1]
+	return reshapeIv(t, Interval{t.Gather(iv.L, bx.At), t.Gather(iv.U, bx.At)}, bx.Texts, bx.Steps, f)
+}
+
+// WordBoxes returns, for each word of b, the box spanned by
 // {v(w)} ∪ {v(w') : w' ∈ S(w)} (first k synonyms) scaled by eps around
-// v(w), as [B, L, D] (spec §13, Jia et al. 2019).
-func WordBoxes(t *ag.Tape, m *nn.Classifier, syn *SynonymTable, b *nn.Batch, k int, eps float64) Interval {
+// v(w) (spec §13, Jia et al. 2019).
+func WordBoxes(t *ag.Tape, m *nn.Classifier, syn *SynonymTable, b *nn.Batch, k int, eps float64) Boxes {
 	n := k + 1
-	// A word's hull depends only on the word: build it once per distinct
-	// word of the batch (padding is most positions of a long-text batch)
-	// and gather it to the positions.
 	uniq, at := nn.UniqueIDs(b.IDs)
 	cand, _ := candidates(syn, uniq, k) // unused slots repeat the word
 	d := m.Emb.Dim()
 	v := t.Reshape(t.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID), len(uniq), n, d)
-	hi := t.Gather(t.MaxOverTime(v, nil), at)
-	lo := t.Gather(t.Scale(t.MaxOverTime(t.Scale(v, -1), nil), -1), at)
-	x := t.Reshape(m.Embed(t, b), b.B*b.L, d)
+	hi := t.MaxOverTime(v, nil)
+	lo := t.Scale(t.MaxOverTime(t.Scale(v, -1), nil), -1)
+	x := t.Reshape(m.Embed(t, &nn.Batch{IDs: uniq, B: 1, L: len(uniq), Lengths: []int{len(uniq)}}), len(uniq), d)
 	e := float32(eps)
 	l := t.Add(x, t.Scale(t.Sub(lo, x), e))
 	u := t.Add(x, t.Scale(t.Sub(hi, x), e))
-	return reshapeIv(t, Interval{l, u}, b.B, b.L, d)
+	return Boxes{Word: Interval{l, u}, At: at, Texts: b.B, Steps: b.L}
 }
 
 // CheckBounds reports whether interval propagation supports m's encoder.
@@ -82,7 +103,7 @@ func CheckBounds(m *nn.Classifier) error {
 
 // LogitBounds propagates the input box x [B, L, D] through m's encoder and
 // output layer (no dropout) and returns bounds on the logits [B, C].
-func LogitBounds(t *ag.Tape, m *nn.Classifier, x Interval, lengths []int) (Interval, error) {
+func LogitBounds(t *ag.Tape, m *nn.Classifier, x Boxes, lengths []int) (Interval, error) {
 	var s Interval
 	switch enc := m.Enc.(type) {
 	case *nn.CNN:
@@ -95,11 +116,13 @@ func LogitBounds(t *ag.Tape, m *nn.Classifier, x Interval, lengths []int) (Inter
 	return affine(t, s, m.Out.W.Var, m.Out.B.Var), nil
 }
 
-func cnnBounds(t *ag.Tape, c *nn.CNN, x Interval, lengths []int) Interval {
-	mid, rad := x.midRad(t)
+func cnnBounds(t *ag.Tape, c *nn.CNN, x Boxes, lengths []int) Interval {
 	var ls, us []*ag.Var
 	for _, conv := range c.Convs {
-		h := fromMidRad(t, t.Conv1D(mid, conv.W.Var, conv.B.Var, conv.Width), t.Conv1D(rad, t.Abs(conv.W.Var), nil, conv.Width))
+		// Each tap's bounds per position, then the window sums (a sum of
+		// boxes is bounded by the sums of their ends).
+		y := x.affine(t, conv.W.Var, nil)
+		h := Interval{t.Conv1DProjected(y.L, conv.B.Var, conv.Width), t.Conv1DProjected(y.U, conv.B.Var, conv.Width)}
 		valid := make([]int, len(lengths))
 		for i, n := range lengths {
 			valid[i] = n - conv.Width + 1
@@ -113,7 +136,7 @@ func cnnBounds(t *ag.Tape, c *nn.CNN, x Interval, lengths []int) Interval {
 	return Interval{t.Concat(-1, ls...), t.Concat(-1, us...)}
 }
 
-func rnnBounds(t *ag.Tape, r *nn.RNN, x Interval, lengths []int) Interval {
+func rnnBounds(t *ag.Tape, r *nn.RNN, x Boxes, lengths []int) Interval {
 	h := lstmBounds(t, r.Fwd, x, lengths)
 	if r.Bwd != nil {
 		hb := lstmBounds(t, r.Bwd, x, lengths)
@@ -137,11 +160,11 @@ func rnnBounds(t *ag.Tape, r *nn.RNN, x Interval, lengths []int) Interval {
 // lstmBounds runs one LSTM direction on intervals with the semantics of
 // ag.LSTM: row b runs over its first lengths[b] steps (a reverse layer
 // starts at its last real token) and outputs zero past them. The input
-// projection is one interval affine map; the recurrence is the fused
-// ag.IntervalLSTM.
-func lstmBounds(t *ag.Tape, l *nn.LSTM, x Interval, lengths []int) Interval {
+// projection is one interval affine map per word; the recurrence is the
+// fused ag.IntervalLSTM.
+func lstmBounds(t *ag.Tape, l *nn.LSTM, x Boxes, lengths []int) Interval {
 	hd := l.Wh.Value.Shape[0]
-	px := affine(t, x, l.Wx.Var, l.B.Var) // [B, T, 4H]
+	px := x.affine(t, l.Wx.Var, l.B.Var) // [B, T, 4H]
 	st := t.IntervalLSTM(px.L, px.U, l.Wh.Var, lengths, l.Reverse)
 	return Interval{t.Slice(st, 2, 0, hd), t.Slice(st, 2, hd, 2*hd)}
 }

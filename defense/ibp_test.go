@@ -41,8 +41,9 @@ func TestIBPBoundsAreSound(t *testing.T) {
 			b := exBatch(tr[:6], m.Enc.MinLen())
 			tp := ag.NewTape()
 			tp.NoGrad = true
-			box := WordBoxes(tp, m, syn, b, 8, 1)
-			z, err := LogitBounds(tp, m, box, b.Lengths)
+			wb := WordBoxes(tp, m, syn, b, 8, 1)
+			box := wb.Positions(tp)
+			z, err := LogitBounds(tp, m, wb, b.Lengths)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -159,7 +160,7 @@ func TestWordBoxesPerWord(t *testing.T) {
 	b := exBatch(tr[:5], m.Net.Enc.MinLen())
 	const k, eps = 8, 0.7
 	tp := ag.NewTape()
-	box := WordBoxes(tp, m.Net, syn, b, k, eps)
+	box := WordBoxes(tp, m.Net, syn, b, k, eps).Positions(tp)
 	d := m.Net.Emb.Dim()
 	W := m.Net.Emb.W.Value.Data
 	L, U := box.L.Data(), box.U.Data()
@@ -187,7 +188,7 @@ func TestWordBoxesPerWord(t *testing.T) {
 		cl.Data[i], cu.Data[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
 	}
 	f := func(tp *ag.Tape) *ag.Var {
-		bx := WordBoxes(tp, m.Net, syn, b, k, eps)
+		bx := WordBoxes(tp, m.Net, syn, b, k, eps).Positions(tp)
 		return tp.Add(tp.Sum(tp.Mul(bx.L, tp.Const(cl))), tp.Sum(tp.Mul(bx.U, tp.Const(cu))))
 	}
 	m.Net.Emb.W.ZeroGrad()
@@ -280,7 +281,7 @@ func TestLSTMBoundsMatchGeneric(t *testing.T) {
 	b.Lengths[1], b.Lengths[4] = 1, max(1, b.Lengths[4]-3)
 	r := m.Net.Enc.(*nn.RNN)
 	for _, l := range []*nn.LSTM{r.Fwd, r.Bwd} {
-		run := func(f func(*ag.Tape, *nn.LSTM, Interval, []int) Interval) (lo, hi []float32, grads [][]float32) {
+		run := func(f func(*ag.Tape, *nn.LSTM, Boxes, []int) Interval) (lo, hi []float32, grads [][]float32) {
 			for _, p := range m.Net.Params() {
 				p.ZeroGrad()
 			}
@@ -304,7 +305,10 @@ func TestLSTMBoundsMatchGeneric(t *testing.T) {
 			return slices.Clone(out.L.Data()), slices.Clone(out.U.Data()), grads
 		}
 		fl, fu, fg := run(lstmBounds)
-		gl, gu, gg := run(lstmBoundsGeneric)
+		// The reference takes the boxes position by position.
+		gl, gu, gg := run(func(t *ag.Tape, l *nn.LSTM, x Boxes, lengths []int) Interval {
+			return lstmBoundsGeneric(t, l, x.Positions(t), lengths)
+		})
 		if d := max(tensor.MaxAbsDiff(fl, gl), tensor.MaxAbsDiff(fu, gu)); d > 1e-5 {
 			t.Errorf("reverse=%v: bounds differ by %g", l.Reverse, d)
 		}
@@ -324,6 +328,72 @@ func TestLSTMBoundsMatchGeneric(t *testing.T) {
 					t.Errorf("reverse=%v %s: no gradient, the comparison is empty", l.Reverse, p.Name)
 				}
 			}
+		}
+	}
+}
+
+// cnnBounds (per-word tap bounds, then window sums) gives the bounds and
+// gradients of the position-wise convolution of the boxes' centre and
+// radius, kept here as the reference.
+func TestCNNBoundsMatchPositionwise(t *testing.T) {
+	m, syn, tr, _ := setupArch(t, "cnn", 9)
+	b := exBatch(tr[:6], m.Net.Enc.MinLen())
+	c := m.Net.Enc.(*nn.CNN)
+	reference := func(tp *ag.Tape, x Interval) Interval {
+		mid, rad := x.midRad(tp)
+		var ls, us []*ag.Var
+		for _, conv := range c.Convs {
+			h := fromMidRad(tp, tp.Conv1D(mid, conv.W.Var, conv.B.Var, conv.Width), tp.Conv1D(rad, tp.Abs(conv.W.Var), nil, conv.Width))
+			valid := make([]int, len(b.Lengths))
+			for i, n := range b.Lengths {
+				valid[i] = n - conv.Width + 1
+			}
+			p := monotone(h, func(v *ag.Var) *ag.Var { return tp.ReLU(tp.MaxOverTime(v, valid)) })
+			ls, us = append(ls, p.L), append(us, p.U)
+		}
+		return Interval{tp.Concat(-1, ls...), tp.Concat(-1, us...)}
+	}
+	run := func(positionwise bool) (lo, hi []float32, grads [][]float32) {
+		for _, p := range m.Net.Params() {
+			p.ZeroGrad()
+		}
+		tp := ag.NewTape()
+		wb := WordBoxes(tp, m.Net, syn, b, 8, 1)
+		var out Interval
+		if positionwise {
+			out = reference(tp, wb.Positions(tp))
+		} else {
+			out = cnnBounds(tp, c, wb, b.Lengths)
+		}
+		w := rand.New(rand.NewSource(1))
+		lw, uw := tensor.New(out.L.Shape()...), tensor.New(out.U.Shape()...)
+		for i := range lw.Data {
+			lw.Data[i], uw.Data[i] = float32(w.NormFloat64()), float32(w.NormFloat64())
+		}
+		tp.Backward(tp.Add(tp.Sum(tp.Mul(out.L, tp.Const(lw))), tp.Sum(tp.Mul(out.U, tp.Const(uw)))))
+		for _, p := range m.Net.Params() {
+			var g []float32
+			if p.Grad != nil {
+				g = slices.Clone(p.Grad.Data)
+			}
+			grads = append(grads, g)
+		}
+		return slices.Clone(out.L.Data()), slices.Clone(out.U.Data()), grads
+	}
+	fl, fu, fg := run(false)
+	gl, gu, gg := run(true)
+	if d := max(tensor.MaxAbsDiff(fl, gl), tensor.MaxAbsDiff(fu, gu)); d > 1e-5 {
+		t.Errorf("bounds differ by %g", d)
+	}
+	for i, p := range m.Net.Params() {
+		if d := tensor.MaxAbsDiff(fg[i], gg[i]); d > 1e-4 {
+			t.Errorf("%s: gradients differ by %g", p.Name, d)
+		}
+	}
+	conv := c.Convs[0].W
+	for i, p := range m.Net.Params() {
+		if p == conv && (fg[i] == nil || slices.Max(fg[i]) == 0 && slices.Min(fg[i]) == 0) {
+			t.Errorf("%s: no gradient, the comparison is empty", p.Name)
 		}
 	}
 }
