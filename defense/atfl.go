@@ -21,6 +21,9 @@ type ATFL struct {
 	MaxSteps int
 	// K caps the synonyms considered per word (8).
 	K int
+	// embeddingInputs makes FGPM feed embeddings to a recurrent encoder
+	// instead of the words' input projections (a test compares the two).
+	embeddingInputs bool
 }
 
 // NewATFL returns ATFL with the spec's defaults (N_max 30, k 8).
@@ -101,6 +104,11 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 	changed := make([]bool, len(ids))
 	c := m.Cfg.NumClasses
 	tp := ag.NewTape()
+	synOf := func(id int32) []int32 {
+		syn := a.Syn.Of(id)
+		return syn[:min(len(syn), a.K)]
+	}
+	proj := a.fgpmProjections(m, b, synOf)
 	// Each step runs only the texts still being attacked: most flip after a
 	// few substitutions while the rest may take all MaxSteps, and a text's
 	// logits and input gradient do not depend on the other rows.
@@ -121,8 +129,16 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 			sub.Lengths[k], sub.Labels[k] = b.Lengths[r], b.Labels[r]
 		}
 		tp.Reset()
-		x := tp.Leaf(m.Embed(tp, sub).Value)
-		_, s := m.Encode(tp, x, sub.Lengths)
+		var x *ag.Var
+		var gx []*ag.Var
+		var s *ag.Var
+		if proj != nil {
+			gx = proj.inputs(tp, sub)
+			_, s = proj.rnn.EncodeProjected(tp, gx, sub.Lengths)
+		} else {
+			x = tp.Leaf(m.Embed(tp, sub).Value)
+			_, s = m.Encode(tp, x, sub.Lengths)
+		}
 		logits := m.Head(tp, s)
 		left := false
 		for k, r := range rows {
@@ -135,7 +151,24 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 			break
 		}
 		tp.Backward(tp.CrossEntropy(logits, sub.Labels, nil))
-		g := x.Grad.Data
+		// score is the projected gradient (v(w) − v(cur))ᵀ ∇x at text k's
+		// position i; from the input projections it is Σ over directions of
+		// (P(w) − P(cur))ᵀ ∇(x·Wx), the same by linearity.
+		var score func(k, i int, cur, w int32) float32
+		if proj != nil {
+			score = func(k, i int, cur, w int32) float32 { return proj.score(gx, k*b.L+i, cur, w) }
+		} else {
+			g := x.Grad.Data
+			score = func(k, i int, cur, w int32) float32 {
+				gi := g[(k*b.L+i)*d : (k*b.L+i+1)*d]
+				c := row(cur)
+				var sc float32
+				for j, v := range row(w) {
+					sc += (v - c[j]) * gi[j]
+				}
+				return sc
+			}
+		}
 		for k, r := range rows {
 			if done[r] {
 				continue
@@ -146,17 +179,8 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 				if changed[p] {
 					continue
 				}
-				cur := row(ids[p])
-				gi := g[(k*b.L+i)*d : (k*b.L+i+1)*d]
-				syn := a.Syn.Of(b.IDs[p])
-				if len(syn) > a.K {
-					syn = syn[:a.K]
-				}
-				for _, w := range syn {
-					var sc float32
-					for j, v := range row(w) {
-						sc += (v - cur[j]) * gi[j]
-					}
+				for _, w := range synOf(b.IDs[p]) {
+					sc := score(k, i, ids[p], w)
 					if bestPos < 0 || sc > best {
 						bestPos, bestID, best = p, w, sc
 					}
@@ -170,6 +194,83 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 		}
 	}
 	return ids
+}
+
+// fgpmInputs holds, for a recurrent encoder, each direction's input
+// projection x·Wx of every word FGPM can put into the batch (its words and
+// their first K synonyms), computed once per FGPM call. A step then gathers
+// the projections instead of running the input GEMM, and the backward pass
+// stops at them instead of running the input-gradient GEMM.
+type fgpmInputs struct {
+	rnn    *nn.RNN
+	mapped func(int32) int32 // the model's id map
+	row    map[int32]int     // mapped id → row of each projection
+	proj   []*tensor.Tensor  // per direction [words, 4H]
+}
+
+// fgpmProjections returns the projections for b, or nil when the encoder
+// is not recurrent (or a test asks for embeddings).
+func (a *ATFL) fgpmProjections(m *nn.Classifier, b *nn.Batch, synOf func(int32) []int32) *fgpmInputs {
+	rnn, ok := m.Enc.(*nn.RNN)
+	if !ok || a.embeddingInputs {
+		return nil
+	}
+	f := &fgpmInputs{rnn: rnn, mapped: m.MapID, row: map[int32]int{}}
+	var words []int32
+	add := func(id int32) {
+		id = m.MapID(id)
+		if _, ok := f.row[id]; !ok {
+			f.row[id] = len(words)
+			words = append(words, id)
+		}
+	}
+	for _, id := range b.IDs {
+		add(id)
+		for _, w := range synOf(id) {
+			add(w)
+		}
+	}
+	tp := ag.NewTape()
+	tp.NoGrad = true
+	vecs := tp.Lookup(m.Emb.W.Var, words, m.Emb.PadID).Value
+	d := vecs.Shape[1]
+	for _, l := range rnn.Directions() {
+		g4 := l.Wx.Value.Shape[1]
+		p := tensor.New(len(words), g4)
+		tensor.Gemm(false, false, len(words), g4, d, 1, vecs.Data, d, l.Wx.Value.Data, g4, 0, p.Data, g4)
+		f.proj = append(f.proj, p)
+	}
+	return f
+}
+
+// inputs returns each direction's projected inputs for sub as leaves.
+func (f *fgpmInputs) inputs(tp *ag.Tape, sub *nn.Batch) []*ag.Var {
+	out := make([]*ag.Var, len(f.proj))
+	for k, p := range f.proj {
+		g4 := p.Shape[1]
+		x := tensor.New(sub.B, sub.L, g4)
+		for i, id := range sub.IDs {
+			r := f.row[f.mapped(id)]
+			copy(x.Data[i*g4:(i+1)*g4], p.Data[r*g4:(r+1)*g4])
+		}
+		out[k] = tp.Leaf(x)
+	}
+	return out
+}
+
+// score is (P(w) − P(cur))ᵀ ∇ summed over directions at flat position pos.
+func (f *fgpmInputs) score(gx []*ag.Var, pos int, cur, w int32) float32 {
+	var sc float32
+	rc, rw := f.row[f.mapped(cur)], f.row[f.mapped(w)]
+	for k, p := range f.proj {
+		g4 := p.Shape[1]
+		g := gx[k].Grad.Data[pos*g4 : (pos+1)*g4]
+		pc, pw := p.Data[rc*g4:(rc+1)*g4], p.Data[rw*g4:(rw+1)*g4]
+		for j := range g {
+			sc += (pw[j] - pc[j]) * g[j]
+		}
+	}
+	return sc
 }
 
 // Loss implements train.Objective.

@@ -215,3 +215,40 @@ func TestFGPMCNNMatchesTaped(t *testing.T) {
 	}
 	check("trained")
 }
+
+// On recurrent encoders FGPM gathers the words' input projections instead
+// of running the input GEMM and scores candidates from the gradient of the
+// projections: the same substitutions as from the embeddings' gradient, on
+// an LSTM and a BiLSTM, untrained and trained, for 1, 4 and 30 steps.
+func TestFGPMProjectedMatchesEmbeddings(t *testing.T) {
+	for _, arch := range []string{"lstm", "bilstm"} {
+		m, syn, tr, _ := setupArch(t, arch, 5)
+		check := func(name string) {
+			for _, steps := range []int{1, 4, 30} {
+				a := NewATFL(syn)
+				a.MaxSteps = steps
+				b := exBatch(tr, m.Net.Enc.MinLen())
+				got := a.FGPM(m.Net, b)
+				a.embeddingInputs = true
+				want := a.FGPM(m.Net, b)
+				changed := 0
+				for i := range got {
+					if got[i] != want[i] {
+						t.Fatalf("%s %s, %d steps: position %d (text %d): projected %d, embeddings %d", arch, name, steps, i, i/b.L, got[i], want[i])
+					}
+					if got[i] != b.IDs[i] {
+						changed++
+					}
+				}
+				if changed == 0 {
+					t.Fatalf("%s %s, %d steps: nothing substituted", arch, name, steps)
+				}
+			}
+		}
+		check("untrained")
+		if _, err := train.Run(m, train.Standard{}, tr, nil, train.Options{Epochs: 3, BatchSize: 16, LR: 0.01, Seed: 1, Out: filepath.Join(t.TempDir(), "m")}); err != nil {
+			t.Fatal(err)
+		}
+		check("trained")
+	}
+}
