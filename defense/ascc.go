@@ -169,25 +169,11 @@ func (a *ASCC) Adversary(m *nn.Classifier, b *nn.Batch) (w *tensor.Tensor, cand 
 }
 
 // hullEncoder returns the inner steps' encoder of the convex combinations
-// with weights s [B·L, K+1] of the candidates cand.
+// with weights s [B·L, K+1] of the candidates cand: each candidate's input
+// projections are computed once and combined (inputMaps).
 func (a *ASCC) hullEncoder(tp *ag.Tape, m *nn.Classifier, b *nn.Batch, cand []int32, n int) func(*ag.Tape, *ag.Var) *ag.Var {
-	// The first operation of each encoder is linear in its input: the
-	// LSTMs' x·Wx and the convolutions' x·W.
-	var weights []*tensor.Tensor
-	var encode func(*ag.Tape, []*ag.Var) *ag.Var
-	switch e := m.Enc.(type) {
-	case *nn.RNN:
-		for _, l := range e.Directions() {
-			weights = append(weights, l.Wx.Value)
-		}
-		encode = func(tp *ag.Tape, in []*ag.Var) *ag.Var { _, s := e.EncodeProjected(tp, in, b.Lengths); return s }
-	case *nn.CNN:
-		for _, c := range e.Convs {
-			weights = append(weights, c.W.Value)
-		}
-		encode = func(tp *ag.Tape, in []*ag.Var) *ag.Var { _, s := e.EncodeProjected(tp, in, b.Lengths); return s }
-	}
-	if encode == nil || a.hullInputs {
+	im, ok := inputMapsOf(m)
+	if !ok || a.hullInputs {
 		vecs := tp.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID).Value
 		return func(tp *ag.Tape, s *ag.Var) *ag.Var {
 			_, sent := m.Encode(tp, hullOf(tp, b, s, tp.Const(vecs), n), b.Lengths)
@@ -199,21 +185,13 @@ func (a *ASCC) hullEncoder(tp *ag.Tape, m *nn.Classifier, b *nn.Batch, cand []in
 	for i, u := range at {
 		idx[i] = int32(u)
 	}
-	vecs := tp.Lookup(m.Emb.W.Var, m.MapIDs(uniq), m.Emb.PadID).Value // [U, D]
-	d := vecs.Shape[1]
-	var proj []*tensor.Tensor // per weight [U, columns]
-	for _, w := range weights {
-		c := w.Shape[1]
-		p := tensor.New(len(uniq), c)
-		tensor.Gemm(false, false, len(uniq), c, d, 1, vecs.Data, d, w.Data, c, 0, p.Data, c)
-		proj = append(proj, p)
-	}
+	proj := im.project(m, uniq)
 	return func(tp *ag.Tape, s *ag.Var) *ag.Var {
 		in := make([]*ag.Var, len(proj))
 		for i, p := range proj {
 			in[i] = tp.Reshape(tp.MixRows(s, p, idx), b.B, b.L, p.Shape[1])
 		}
-		return encode(tp, in)
+		return im.encode(tp, in, b.Lengths)
 	}
 }
 

@@ -134,7 +134,7 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 		var s *ag.Var
 		if proj != nil {
 			gx = proj.inputs(tp, sub)
-			_, s = proj.rnn.EncodeProjected(tp, gx, sub.Lengths)
+			s = proj.encode(tp, gx, sub.Lengths)
 		} else {
 			x = tp.Leaf(m.Embed(tp, sub).Value)
 			_, s = m.Encode(tp, x, sub.Lengths)
@@ -152,8 +152,8 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 		}
 		tp.Backward(tp.CrossEntropy(logits, sub.Labels, nil))
 		// score is the projected gradient (v(w) − v(cur))ᵀ ∇x at text k's
-		// position i; from the input projections it is Σ over directions of
-		// (P(w) − P(cur))ᵀ ∇(x·Wx), the same by linearity.
+		// position i; from the input maps' outputs it is Σ over the maps of
+		// (P(w) − P(cur))ᵀ ∇(x·W), the same by linearity.
 		var score func(k, i int, cur, w int32) float32
 		if proj != nil {
 			score = func(k, i int, cur, w int32) float32 { return proj.score(gx, k*b.L+i, cur, w) }
@@ -196,29 +196,27 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 	return ids
 }
 
-// fgpmInputs holds, for a recurrent encoder, each direction's input
-// projection x·Wx of every word FGPM can put into the batch (its words and
-// their first K synonyms), computed once per FGPM call. A step then gathers
-// the projections instead of running the input GEMM, and the backward pass
-// stops at them instead of running the input-gradient GEMM.
+// fgpmInputs holds each input map's outputs (inputMaps) for every word
+// FGPM can put into the batch (its words and their first K synonyms),
+// computed once per FGPM call. A step then gathers them instead of running
+// the input GEMM, and the backward pass stops at them instead of running
+// the input-gradient GEMM.
 type fgpmInputs struct {
-	rnn    *nn.RNN
-	mapped func(int32) int32 // the model's id map
-	row    map[int32]int     // mapped id → row of each projection
-	proj   []*tensor.Tensor  // per direction [words, 4H]
+	inputMaps
+	row  map[int32]int    // id → row of each projection
+	proj []*tensor.Tensor // per map [words, columns]
 }
 
 // fgpmProjections returns the projections for b, or nil when the encoder
-// is not recurrent (or a test asks for embeddings).
+// has no input maps (or a test asks for embeddings).
 func (a *ATFL) fgpmProjections(m *nn.Classifier, b *nn.Batch, synOf func(int32) []int32) *fgpmInputs {
-	rnn, ok := m.Enc.(*nn.RNN)
+	im, ok := inputMapsOf(m)
 	if !ok || a.embeddingInputs {
 		return nil
 	}
-	f := &fgpmInputs{rnn: rnn, mapped: m.MapID, row: map[int32]int{}}
+	f := &fgpmInputs{inputMaps: im, row: map[int32]int{}}
 	var words []int32
 	add := func(id int32) {
-		id = m.MapID(id)
 		if _, ok := f.row[id]; !ok {
 			f.row[id] = len(words)
 			words = append(words, id)
@@ -230,42 +228,33 @@ func (a *ATFL) fgpmProjections(m *nn.Classifier, b *nn.Batch, synOf func(int32) 
 			add(w)
 		}
 	}
-	tp := ag.NewTape()
-	tp.NoGrad = true
-	vecs := tp.Lookup(m.Emb.W.Var, words, m.Emb.PadID).Value
-	d := vecs.Shape[1]
-	for _, l := range rnn.Directions() {
-		g4 := l.Wx.Value.Shape[1]
-		p := tensor.New(len(words), g4)
-		tensor.Gemm(false, false, len(words), g4, d, 1, vecs.Data, d, l.Wx.Value.Data, g4, 0, p.Data, g4)
-		f.proj = append(f.proj, p)
-	}
+	f.proj = im.project(m, words)
 	return f
 }
 
-// inputs returns each direction's projected inputs for sub as leaves.
+// inputs returns each map's outputs for sub as leaves [B, L, columns].
 func (f *fgpmInputs) inputs(tp *ag.Tape, sub *nn.Batch) []*ag.Var {
 	out := make([]*ag.Var, len(f.proj))
 	for k, p := range f.proj {
-		g4 := p.Shape[1]
-		x := tensor.New(sub.B, sub.L, g4)
+		c := p.Shape[1]
+		x := tensor.New(sub.B, sub.L, c)
 		for i, id := range sub.IDs {
-			r := f.row[f.mapped(id)]
-			copy(x.Data[i*g4:(i+1)*g4], p.Data[r*g4:(r+1)*g4])
+			r := f.row[id]
+			copy(x.Data[i*c:(i+1)*c], p.Data[r*c:(r+1)*c])
 		}
 		out[k] = tp.Leaf(x)
 	}
 	return out
 }
 
-// score is (P(w) − P(cur))ᵀ ∇ summed over directions at flat position pos.
+// score is (P(w) − P(cur))ᵀ ∇ summed over the maps at flat position pos.
 func (f *fgpmInputs) score(gx []*ag.Var, pos int, cur, w int32) float32 {
 	var sc float32
-	rc, rw := f.row[f.mapped(cur)], f.row[f.mapped(w)]
+	rc, rw := f.row[cur], f.row[w]
 	for k, p := range f.proj {
-		g4 := p.Shape[1]
-		g := gx[k].Grad.Data[pos*g4 : (pos+1)*g4]
-		pc, pw := p.Data[rc*g4:(rc+1)*g4], p.Data[rw*g4:(rw+1)*g4]
+		c := p.Shape[1]
+		g := gx[k].Grad.Data[pos*c : (pos+1)*c]
+		pc, pw := p.Data[rc*c:(rc+1)*c], p.Data[rw*c:(rw+1)*c]
 		for j := range g {
 			sc += (pw[j] - pc[j]) * g[j]
 		}

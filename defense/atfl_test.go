@@ -216,21 +216,22 @@ func TestFGPMCNNMatchesTaped(t *testing.T) {
 	check("trained")
 }
 
-// On recurrent encoders FGPM gathers the words' input projections instead
-// of running the input GEMM and scores candidates from the gradient of the
-// projections: the same substitutions as from the embeddings' gradient, on
-// an LSTM and a BiLSTM, untrained and trained, for 1, 4 and 30 steps.
+// FGPM's taped path gathers the words' input projections (inputMaps)
+// instead of running the input GEMM and scores candidates from the gradient
+// of the projections: the same substitutions as from the embeddings'
+// gradient, on a CNN, an LSTM and a BiLSTM, untrained and trained, for 1, 4
+// and 30 steps.
 func TestFGPMProjectedMatchesEmbeddings(t *testing.T) {
-	for _, arch := range []string{"lstm", "bilstm"} {
+	for _, arch := range []string{"cnn", "lstm", "bilstm"} {
 		m, syn, tr, _ := setupArch(t, arch, 5)
 		check := func(name string) {
 			for _, steps := range []int{1, 4, 30} {
 				a := NewATFL(syn)
 				a.MaxSteps = steps
 				b := exBatch(tr, m.Net.Enc.MinLen())
-				got := a.FGPM(m.Net, b)
+				got := a.fgpmTaped(m.Net, b)
 				a.embeddingInputs = true
-				want := a.FGPM(m.Net, b)
+				want := a.fgpmTaped(m.Net, b)
 				changed := 0
 				for i := range got {
 					if got[i] != want[i] {
