@@ -346,12 +346,7 @@ func (c *Config) triplet(t *ag.Tape, table *ag.Var, pl plan, negs []int32) *ag.V
 // classify runs the classifier with the embedded input stop-gradiented
 // unless CEUpdatesEmbedding, and returns logits and mean cross-entropy.
 func (c *Config) classify(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (logits, ce *ag.Var) {
-	x := m.Embed(t, b)
-	if !c.CEUpdatesEmbedding {
-		x = t.StopGradient(x)
-	}
-	_, s := m.Encode(t, x, b.Lengths)
-	logits = m.Head(t, s)
+	logits = m.Head(t, m.EncodeBatch(t, b, c.CEUpdatesEmbedding))
 	return logits, t.CrossEntropy(logits, b.Labels, nil)
 }
 
