@@ -103,15 +103,17 @@ func LSTMStep(z, c, h, tmp []float32) {
 	e := tmp[:4*n]
 	// Blocks i, f and o are sigmoids (expf(−|x|)), block g a tanh
 	// (expf(2|x|)); one loop per kind keeps the block test out of the loops.
+	// −|x| and |x| by the sign bit: the same values as −max(x, −x) and
+	// max(x, −x), without the branches Go's float max needs for ±0 and NaN.
 	sig := func(z, e []float32) {
 		for j, v := range z {
-			e[j] = -max(v, -v)
+			e[j] = math.Float32frombits(math.Float32bits(v) | signBit)
 		}
 	}
 	sig(z[:2*n], e[:2*n])
 	sig(z[3*n:4*n], e[3*n:4*n])
 	for j, v := range z[2*n : 3*n] {
-		e[2*n+j] = 2 * max(v, -v)
+		e[2*n+j] = 2 * math.Float32frombits(math.Float32bits(v)&^signBit)
 	}
 	expVec(e)
 	sigmoidFromExpVec(z[:2*n], z[:2*n], e[:2*n])
@@ -132,6 +134,8 @@ func LSTMStep(z, c, h, tmp []float32) {
 		h[k] = z[3*n+k] * ec[k]
 	}
 }
+
+const signBit = 1 << 31
 
 // sigmoidFromExpVec sets dst[i] = sigmoidFromExp(x[i], e[i]) (dst may be x
 // or e), bit for bit, a vector kernel taking most of them on amd64.

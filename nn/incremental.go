@@ -312,9 +312,10 @@ func poolRow(r *RNN, acc, h []float32) {
 // lstmCell applies one step: gates = gx + rec + bias (order i, f, g, o);
 // updates h and c in place.
 func lstmCell(gx, rec, bias, h, c, tmp []float32) {
-	for j := range rec {
-		rec[j] = gx[j] + rec[j] + bias[j] // the order ag.LSTM adds them in
-	}
+	// gx + rec + bias, the order ag.LSTM adds them in (a + b = b + a
+	// exactly); the vector axpy with α = 1 adds without rounding α·x.
+	tensor.Axpy(1, gx, rec)
+	tensor.Axpy(1, bias, rec)
 	ag.LSTMStep(rec, c, h, tmp)
 }
 
