@@ -282,27 +282,9 @@ func TestLSTMBoundsMatchGeneric(t *testing.T) {
 	r := m.Net.Enc.(*nn.RNN)
 	for _, l := range []*nn.LSTM{r.Fwd, r.Bwd} {
 		run := func(f func(*ag.Tape, *nn.LSTM, Boxes, []int) Interval) (lo, hi []float32, grads [][]float32) {
-			for _, p := range m.Net.Params() {
-				p.ZeroGrad()
-			}
-			tp := ag.NewTape()
-			box := WordBoxes(tp, m.Net, syn, b, 8, 1)
-			out := f(tp, l, box, b.Lengths)
-			// A fixed linear function of both bounds, as a loss.
-			w := rand.New(rand.NewSource(1))
-			lw, uw := tensor.New(out.L.Shape()...), tensor.New(out.U.Shape()...)
-			for i := range lw.Data {
-				lw.Data[i], uw.Data[i] = float32(w.NormFloat64()), float32(w.NormFloat64())
-			}
-			tp.Backward(tp.Add(tp.Sum(tp.Mul(out.L, tp.Const(lw))), tp.Sum(tp.Mul(out.U, tp.Const(uw)))))
-			for _, p := range m.Net.Params() {
-				if p.Grad != nil {
-					grads = append(grads, slices.Clone(p.Grad.Data))
-				} else {
-					grads = append(grads, nil)
-				}
-			}
-			return slices.Clone(out.L.Data()), slices.Clone(out.U.Data()), grads
+			return boundsAndGrads(m.Net, func(tp *ag.Tape) Interval {
+				return f(tp, l, WordBoxes(tp, m.Net, syn, b, 8, 1), b.Lengths)
+			})
 		}
 		fl, fu, fg := run(lstmBounds)
 		// The reference takes the boxes position by position.
@@ -354,31 +336,13 @@ func TestCNNBoundsMatchPositionwise(t *testing.T) {
 		return Interval{tp.Concat(-1, ls...), tp.Concat(-1, us...)}
 	}
 	run := func(positionwise bool) (lo, hi []float32, grads [][]float32) {
-		for _, p := range m.Net.Params() {
-			p.ZeroGrad()
-		}
-		tp := ag.NewTape()
-		wb := WordBoxes(tp, m.Net, syn, b, 8, 1)
-		var out Interval
-		if positionwise {
-			out = reference(tp, wb.Positions(tp))
-		} else {
-			out = cnnBounds(tp, c, wb, b.Lengths)
-		}
-		w := rand.New(rand.NewSource(1))
-		lw, uw := tensor.New(out.L.Shape()...), tensor.New(out.U.Shape()...)
-		for i := range lw.Data {
-			lw.Data[i], uw.Data[i] = float32(w.NormFloat64()), float32(w.NormFloat64())
-		}
-		tp.Backward(tp.Add(tp.Sum(tp.Mul(out.L, tp.Const(lw))), tp.Sum(tp.Mul(out.U, tp.Const(uw)))))
-		for _, p := range m.Net.Params() {
-			var g []float32
-			if p.Grad != nil {
-				g = slices.Clone(p.Grad.Data)
+		return boundsAndGrads(m.Net, func(tp *ag.Tape) Interval {
+			wb := WordBoxes(tp, m.Net, syn, b, 8, 1)
+			if positionwise {
+				return reference(tp, wb.Positions(tp))
 			}
-			grads = append(grads, g)
-		}
-		return slices.Clone(out.L.Data()), slices.Clone(out.U.Data()), grads
+			return cnnBounds(tp, c, wb, b.Lengths)
+		})
 	}
 	fl, fu, fg := run(false)
 	gl, gu, gg := run(true)
@@ -396,4 +360,28 @@ func TestCNNBoundsMatchPositionwise(t *testing.T) {
 			t.Errorf("%s: no gradient, the comparison is empty", p.Name)
 		}
 	}
+}
+
+// boundsAndGrads returns the bounds f builds and every parameter's gradient
+// (nil where none) of a fixed random linear function of both bounds.
+func boundsAndGrads(m *nn.Classifier, f func(*ag.Tape) Interval) (lo, hi []float32, grads [][]float32) {
+	for _, p := range m.Params() {
+		p.ZeroGrad()
+	}
+	tp := ag.NewTape()
+	out := f(tp)
+	w := rand.New(rand.NewSource(1))
+	lw, uw := tensor.New(out.L.Shape()...), tensor.New(out.U.Shape()...)
+	for i := range lw.Data {
+		lw.Data[i], uw.Data[i] = float32(w.NormFloat64()), float32(w.NormFloat64())
+	}
+	tp.Backward(tp.Add(tp.Sum(tp.Mul(out.L, tp.Const(lw))), tp.Sum(tp.Mul(out.U, tp.Const(uw)))))
+	for _, p := range m.Params() {
+		var g []float32
+		if p.Grad != nil {
+			g = slices.Clone(p.Grad.Data)
+		}
+		grads = append(grads, g)
+	}
+	return slices.Clone(out.L.Data()), slices.Clone(out.U.Data()), grads
 }

@@ -344,18 +344,7 @@ func (inc *Incremental) rnnFeatures(feat []float32, edits [][]Swap) {
 		}
 		order := sweepOrder(starts, dc.backward)
 		cursor := swapCursors(edits, order, dc.backward)
-		join := func(r int, hs, cs, acc []float32) {
-			s := starts[order[r]]
-			prev, pool := s-1, s // the state the re-run starts from; the pool over the untouched steps
-			if dc.backward {
-				prev, pool = s+1, s+1
-			}
-			if prev >= 0 && prev < n {
-				copy(hs[r*h:(r+1)*h], dc.h[prev*h:(prev+1)*h])
-				copy(cs[r*h:(r+1)*h], dc.c[prev*h:(prev+1)*h])
-			}
-			copy(acc[r*h:(r+1)*h], dc.pool[pool*h:(pool+1)*h])
-		}
+		join := func(r int, hs, cs, acc []float32) { dc.restore(r, starts[order[r]], n, hs, cs, acc) }
 		input := func(r, t int) []float32 {
 			if id, ok := cursor.next(edits[order[r]], r, t); ok {
 				return inc.proj[id][dc.off : dc.off+g4]
@@ -368,6 +357,24 @@ func (inc *Incremental) rnnFeatures(feat []float32, edits [][]Swap) {
 		}
 		at += h
 	}
+}
+
+// restore sets row r's state and running pool to the base's around base
+// position s, the first one the row changes in the sweep's direction (n
+// or −1: none): the state after step s−1 and the pool over [0, s) going
+// forward; the state after step s+1 and the pool over (s, n) going
+// backward.
+func (dc *dirCache) restore(r, s, n int, hs, cs, acc []float32) {
+	h := dc.hidden
+	prev, pool := s-1, s
+	if dc.backward {
+		prev, pool = s+1, s+1
+	}
+	if prev >= 0 && prev < n {
+		copy(hs[r*h:(r+1)*h], dc.h[prev*h:(prev+1)*h])
+		copy(cs[r*h:(r+1)*h], dc.c[prev*h:(prev+1)*h])
+	}
+	copy(acc[r*h:(r+1)*h], dc.pool[pool*h:(pool+1)*h])
 }
 
 // sweep runs one LSTM direction over n steps for rows that join at their
@@ -734,18 +741,7 @@ func (inc *Incremental) rnnDeletionFeatures(feat []float32, pos []int) {
 			}
 		}
 		order := sweepOrder(starts, dc.backward)
-		join := func(r int, hs, cs, acc []float32) {
-			p := pos[order[r]]
-			prev, pool := p-1, p
-			if dc.backward {
-				prev, pool = p+1, p+1
-			}
-			if prev >= 0 && prev < n {
-				copy(hs[r*h:(r+1)*h], dc.h[prev*h:(prev+1)*h])
-				copy(cs[r*h:(r+1)*h], dc.c[prev*h:(prev+1)*h])
-			}
-			copy(acc[r*h:(r+1)*h], dc.pool[pool*h:(pool+1)*h])
-		}
+		join := func(r int, hs, cs, acc []float32) { dc.restore(r, pos[order[r]], n, hs, cs, acc) }
 		input := func(r, t int) []float32 {
 			if !dc.backward {
 				t++
