@@ -21,11 +21,13 @@ import (
 type explainFlags struct {
 	method string
 	k      int
+	label  string // all (spec §12 F11 default) or gold (F11's alternative)
 }
 
 func (e *explainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.method, "explain", "", "after the attack, compare attributions of each successful attack's original and adversarial text: ig or lime (Kendall τ and top-k intersection, FLAT spec §9.2)")
 	fs.IntVar(&e.k, "explain-k", 5, "with --explain: k of the top-k intersection")
+	fs.StringVar(&e.label, "explain-label", "all", "with --explain: all = explain every class and average over classes, then pairs (FLAT spec §9.2, F11's default); gold = explain each pair's gold label, average per gold class, then over classes (F11's alternative)")
 }
 
 func (e *explainFlags) check() error {
@@ -37,6 +39,11 @@ func (e *explainFlags) check() error {
 	if e.k < 1 {
 		return usageError{fmt.Errorf("--explain-k %d must be positive", e.k)}
 	}
+	switch e.label {
+	case "", "all", "gold":
+	default:
+		return usageError{fmt.Errorf("--explain-label %q: want all or gold", e.label)}
+	}
 	return nil
 }
 
@@ -44,6 +51,10 @@ func (e *explainFlags) check() error {
 type Agreement struct {
 	Method string `json:"method"`
 	K      int    `json:"k"`
+	// Label is all (every class explained, class-averaged per pair, then
+	// averaged over pairs) or gold (each pair's gold label, averaged per
+	// gold class, then over the classes).
+	Label string `json:"label"`
 	// Pairs are the successful attacks explained.
 	Pairs int `json:"pairs"`
 	// KendallTau is the mean over pairs of the class-averaged τ-b; a class
@@ -62,6 +73,7 @@ type Agreement struct {
 }
 
 type pairScore struct {
+	gold        int
 	tau, ti     float64
 	tauOK       bool
 	undef       int
@@ -89,7 +101,12 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 			defer wg.Done()
 			for j := range next {
 				r := rs[idx[j]]
-				scores[j] = e.pair(m, r.OriginalText, r.PerturbedText, seed+int64(r.Index))
+				var classes []int // nil: every class
+				if e.label == "gold" {
+					classes = []int{r.GroundTruth}
+				}
+				scores[j] = e.pair(m, r.OriginalText, r.PerturbedText, seed+int64(r.Index), classes)
+				scores[j].gold = r.GroundTruth
 			}
 		}()
 	}
@@ -98,44 +115,86 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 	}
 	close(next)
 	wg.Wait()
-	a := &Agreement{Method: e.method, K: e.k}
-	var tau, ti float64
 	for _, s := range scores {
 		if s.err != nil {
 			return nil, s.err
 		}
+	}
+	a := aggregate(scores, e.label == "gold")
+	a.Method, a.K, a.Label = e.method, e.k, "all"
+	if e.label == "gold" {
+		a.Label = "gold"
+	}
+	a.Seconds = time.Since(start).Seconds()
+	return a, nil
+}
+
+// aggregate averages the pairs' scores: over all pairs, or (byGold) per
+// gold class and then over the classes present (a macro average).
+func aggregate(scores []pairScore, byGold bool) *Agreement {
+	a := &Agreement{}
+	type sums struct {
+		tau, ti      float64
+		pairs, tauOK int
+	}
+	groups := map[int]*sums{}
+	var order []int
+	for _, s := range scores {
 		if !s.explainedOK {
 			continue
 		}
+		key := 0
+		if byGold {
+			key = s.gold
+		}
+		g, ok := groups[key]
+		if !ok {
+			g = &sums{}
+			groups[key] = g
+			order = append(order, key)
+		}
 		a.Pairs++
-		ti += s.ti
+		g.pairs++
+		g.ti += s.ti
 		a.TauUndefined += s.undef
 		if s.mismatch {
 			a.LengthMismatch++
 		}
 		if s.tauOK {
 			a.TauPairs++
-			tau += s.tau
+			g.tauOK++
+			g.tau += s.tau
 		}
 	}
-	if a.Pairs > 0 {
-		a.TopK = ti / float64(a.Pairs)
+	var tiMean, tauMean float64
+	tauGroups := 0
+	for _, key := range order {
+		g := groups[key]
+		tiMean += g.ti / float64(g.pairs)
+		if g.tauOK > 0 {
+			tauMean += g.tau / float64(g.tauOK)
+			tauGroups++
+		}
 	}
-	if a.TauPairs > 0 {
-		a.KendallTau = tau / float64(a.TauPairs)
+	if len(order) > 0 {
+		a.TopK = tiMean / float64(len(order))
 	}
-	a.Seconds = time.Since(start).Seconds()
-	return a, nil
+	if tauGroups > 0 {
+		a.KendallTau = tauMean / float64(tauGroups)
+	}
+	return a
 }
 
-func (e *explainFlags) attributions(m *model.Model, ids []int32, seed int64) ([][]float64, error) {
+func (e *explainFlags) attributions(m *model.Model, ids []int32, seed int64, classes []int) ([][]float64, error) {
 	if e.method == "ig" {
-		return explain.IG(m.Net, ids, nil, 0)
+		return explain.IG(m.Net, ids, classes, 0)
 	}
-	return explain.LIME(m.Net, ids, nil, explain.LIMEOptions{Seed: seed})
+	return explain.LIME(m.Net, ids, classes, explain.LIMEOptions{Seed: seed})
 }
 
-func (e *explainFlags) pair(m *model.Model, orig, adv string, seed int64) pairScore {
+// pair scores one original/adversarial pair, averaged over classes (nil:
+// every class).
+func (e *explainFlags) pair(m *model.Model, orig, adv string, seed int64, classes []int) pairScore {
 	o, a := m.Encode(orig), m.Encode(adv)
 	var s pairScore
 	n := min(len(o), len(a))
@@ -143,11 +202,11 @@ func (e *explainFlags) pair(m *model.Model, orig, adv string, seed int64) pairSc
 	if n == 0 {
 		return s
 	}
-	ao, err := e.attributions(m, o, seed)
+	ao, err := e.attributions(m, o, seed, classes)
 	if err != nil {
 		return pairScore{err: err}
 	}
-	aa, err := e.attributions(m, a, seed)
+	aa, err := e.attributions(m, a, seed, classes)
 	if err != nil {
 		return pairScore{err: err}
 	}
@@ -178,7 +237,11 @@ func (e *explainFlags) pair(m *model.Model, orig, adv string, seed int64) pairSc
 }
 
 func (a *Agreement) print(w io.Writer) {
-	fmt.Fprintf(w, "  %s agreement over %d successful attacks (class-averaged, position-aligned):\n", a.Method, a.Pairs)
+	how := "class-averaged, position-aligned"
+	if a.Label == "gold" {
+		how = "gold label, averaged per gold class, position-aligned"
+	}
+	fmt.Fprintf(w, "  %s agreement over %d successful attacks (%s):\n", a.Method, a.Pairs, how)
 	fmt.Fprintf(w, "    kendall tau:            %6.4f (%d pairs; %d undefined class τ skipped)\n", a.KendallTau, a.TauPairs, a.TauUndefined)
 	fmt.Fprintf(w, "    top-%d intersection:     %6.4f\n", a.K, a.TopK)
 	if a.LengthMismatch > 0 {

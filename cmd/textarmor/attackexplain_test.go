@@ -3,11 +3,15 @@ package main
 import (
 	"encoding/json"
 	"math"
+	"math/rand"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
 )
 
 func TestAttackExplainAgreement(t *testing.T) {
@@ -52,8 +56,99 @@ func TestAttackExplainAgreement(t *testing.T) {
 		t.Fatal(err)
 	}
 	ef := explainFlags{method: "ig", k: 5}
-	s := ef.pair(m, "the movie was good and fun to watch", "the movie was good and fun to watch", 1)
+	s := ef.pair(m, "the movie was good and fun to watch", "the movie was good and fun to watch", 1, nil)
 	if s.err != nil || !s.explainedOK || !s.tauOK || math.Abs(s.tau-1) > 1e-12 || s.ti != 1 {
 		t.Errorf("self pair %+v", s)
+	}
+}
+
+// --explain-label gold (spec §12 F11's alternative) explains each pair's
+// gold label only and macro-averages over the gold classes.
+func TestAttackExplainGoldLabel(t *testing.T) {
+	dir := t.TempDir()
+	te, syn, mdir := attackFixture(t, dir)
+	code, stdout, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--protocol", "flat",
+		"--synonyms", syn, "--wordnet", filepath.Join(dir, "none"), "--n", "30", "--workers", "2", "--json", "--quiet",
+		"--explain", "ig", "--explain-label", "gold")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var rep struct {
+		Successful int       `json:"successful"`
+		Explain    Agreement `json:"explain"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	a := rep.Explain
+	if a.Label != "gold" || a.Pairs != rep.Successful || a.Pairs == 0 || a.TopK <= 0 || a.TopK > 1 || math.Abs(a.KendallTau) > 1 {
+		t.Fatalf("gold agreement %+v (%d successful)", a, rep.Successful)
+	}
+	// The gold mode explains the one class it is given.
+	m, err := model.Load(mdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := m.Encode("the movie was good and fun to watch")
+	for _, method := range []string{"ig", "lime"} {
+		ef := explainFlags{method: method, k: 5}
+		one, err1 := ef.attributions(m, ids, 1, []int{1})
+		every, err2 := ef.attributions(m, ids, 1, nil)
+		if err1 != nil || err2 != nil || len(one) != 1 || len(every) != 2 || !slices.Equal(one[0], every[1]) {
+			t.Errorf("%s: class 1 alone %v, every class %v (%v, %v)", method, one, every, err1, err2)
+		}
+	}
+	// run explains each pair's gold label: its result is the per-class
+	// macro average of the pairs scored with their gold class. Three
+	// classes, so that one class's attributions are not the negation of
+	// the average's (as on a two-class model).
+	cfg := m.Net.Cfg
+	cfg.NumClasses = 3
+	if m.Net, err = nn.New(cfg, rand.New(rand.NewSource(4))); err != nil {
+		t.Fatal(err)
+	}
+	rs := []attack.Result{
+		{Index: 0, Type: attack.Successful, GroundTruth: 0, OriginalText: "the movie was good and fun to watch", PerturbedText: "the film was good and fun to watch"},
+		{Index: 1, Type: attack.Successful, GroundTruth: 1, OriginalText: "a dull and boring story", PerturbedText: "a dull and tedious story"},
+		{Index: 2, Type: attack.Successful, GroundTruth: 2, OriginalText: "bad acting and a weak plot", PerturbedText: "poor acting and a weak plot"},
+	}
+	ef := explainFlags{method: "ig", k: 1, label: "gold"}
+	got, err := ef.run(m, rs, 7, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []pairScore
+	for _, r := range rs {
+		s := ef.pair(m, r.OriginalText, r.PerturbedText, 7+int64(r.Index), []int{r.GroundTruth})
+		s.gold = r.GroundTruth
+		want = append(want, s)
+	}
+	if w := aggregate(want, true); got.TopK != w.TopK || got.KendallTau != w.KendallTau || got.Pairs != 3 {
+		t.Errorf("gold run %+v, want TI %g τ %g", got, w.TopK, w.KendallTau)
+	}
+	if code, _, _ := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--synonyms", syn,
+		"--explain", "ig", "--explain-label", "pred"); code != 2 {
+		t.Errorf("--explain-label pred: exit %d, want 2", code)
+	}
+}
+
+// aggregate: a plain mean over pairs, or per gold class then over classes.
+func TestAgreementAggregate(t *testing.T) {
+	scores := []pairScore{
+		{gold: 0, ti: 0.2, tau: 0.1, tauOK: true, explainedOK: true},
+		{gold: 0, ti: 0.4, tau: 0.3, tauOK: true, explainedOK: true},
+		{gold: 1, ti: 1.0, tau: 0.9, tauOK: true, explainedOK: true, mismatch: true},
+		{gold: 1, ti: 0.6, undef: 1, explainedOK: true},
+		{gold: 1, explainedOK: false}, // an empty text: not a pair
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	all := aggregate(scores, false)
+	if all.Pairs != 4 || all.TauPairs != 3 || all.TauUndefined != 1 || all.LengthMismatch != 1 ||
+		!near(all.TopK, (0.2+0.4+1.0+0.6)/4) || !near(all.KendallTau, (0.1+0.3+0.9)/3) {
+		t.Errorf("all: %+v", all)
+	}
+	gold := aggregate(scores, true)
+	if gold.Pairs != 4 || !near(gold.TopK, ((0.2+0.4)/2+(1.0+0.6)/2)/2) || !near(gold.KendallTau, ((0.1+0.3)/2+0.9)/2) {
+		t.Errorf("gold: %+v", gold)
 	}
 }
