@@ -144,6 +144,21 @@ func TestGradients(t *testing.T) {
 		{"conv1d-projected", []*tensor.Tensor{randT(r, 2, 6, 12), randT(r, 4)}, func(t *Tape, v []*Var) *Var {
 			return t.Conv1DProjected(v[0], v[1], 3)
 		}},
+		// Positions reading shared rows (one per word), dense and sparse
+		// (max pooling) backward.
+		{"conv1d-rows", []*tensor.Tensor{randT(r, 5, 3), randT(r, 3, 3*4), randT(r, 4)}, func(t *Tape, v []*Var) *Var {
+			rows := []int{0, 1, 2, 1, 3, 4, 4, 0, 2, 3, 1, 0}
+			return t.Conv1DRows(v[0], rows, 2, 6, v[1], v[2], 3)
+		}},
+		{"conv1d-rows-maxpool", []*tensor.Tensor{randT(r, 40, 3), randT(r, 3, 3*4), randT(r, 4)}, func(t *Tape, v []*Var) *Var {
+			// Some rows shared, without repeated windows (whose exact ties
+			// would put the max on a kink).
+			rows := make([]int, 2*30)
+			for p := range rows {
+				rows[p] = p % 40
+			}
+			return t.MaxOverTime(t.Conv1DRows(v[0], rows, 2, 30, v[1], v[2], 3), []int{28, 20})
+		}},
 		{"mix-rows", []*tensor.Tensor{randT(r, 3, 4)}, func(t *Tape, v []*Var) *Var {
 			table := randT(rand.New(rand.NewSource(5)), 5, 6)
 			return t.MixRows(v[0], table, []int32{0, 1, 2, 3, 4, 4, 0, 2, 1, 1, 3, 0})
@@ -326,5 +341,23 @@ func TestLSTMProjectedEqualsLSTM(t *testing.T) {
 		if d := max(tensor.MaxAbsDiff(o1, o2), tensor.MaxAbsDiff(w1, w2), tensor.MaxAbsDiff(b1, b2)); d > 1e-5 {
 			t.Errorf("reverse=%v: projected LSTM differs by %g", rev, d)
 		}
+	}
+}
+
+// Conv1DRows over shared rows equals Conv1D over the gathered positions.
+func TestConv1DRowsEqualsConv1D(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	x, w, b := randT(r, 6, 4), randT(r, 4, 2*5), randT(r, 5)
+	rows := make([]int, 3*7)
+	pos := tensor.New(3, 7, 4)
+	for p := range rows {
+		rows[p] = r.Intn(6)
+		copy(pos.Data[p*4:(p+1)*4], x.Data[rows[p]*4:(rows[p]+1)*4])
+	}
+	tp := NewTape()
+	got := tp.Conv1DRows(tp.Const(x), rows, 3, 7, tp.Const(w), tp.Const(b), 2).Data()
+	want := tp.Conv1D(tp.Const(pos), tp.Const(w), tp.Const(b), 2).Data()
+	if d := tensor.MaxAbsDiff(got, want); d > 1e-6 {
+		t.Errorf("Conv1DRows differs from Conv1D by %g", d)
 	}
 }

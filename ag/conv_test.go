@@ -34,7 +34,22 @@ func TestConv1DSparseBackwardMatchesDense(t *testing.T) {
 	if nz := conv1DNonzeros(dense, lo, f, b*l*f/sparseConvWork); nz != nil {
 		t.Fatal("a dense gradient took the sparse path")
 	}
-	xT, wT := randT(r, b, l, d), randT(r, d, width*f)
+	// Positions reading shared rows of a smaller input (Conv1DRows), too.
+	const u = 7
+	shared := make([]int, b*l)
+	for p := range shared {
+		shared[p] = r.Intn(u)
+	}
+	for _, rows := range [][]int{nil, shared} {
+		xT, wT := randT(r, b, l, d), randT(r, d, width*f)
+		if rows != nil {
+			xT = randT(r, u, d)
+		}
+		checkConvBackward(t, G, xT, wT, rows, b, l, lo, d, f, width)
+	}
+}
+
+func checkConvBackward(t *testing.T, G []float32, xT, wT *tensor.Tensor, rows []int, b, l, lo, d, f, width int) {
 	for _, needs := range []struct{ x, w bool }{{true, true}, {true, false}, {false, true}} {
 		grads := func(sparse bool) (gx, gw []float32) {
 			tp := NewTape()
@@ -46,9 +61,9 @@ func TestConv1DSparseBackwardMatchesDense(t *testing.T) {
 				w = tp.Const(wT)
 			}
 			if sparse {
-				conv1DBackwardSparse(tp, x, w, conv1DNonzeros(G, lo, f, len(G)), b, l, d, f, width)
+				conv1DBackwardSparse(tp, x, rows, w, conv1DNonzeros(G, lo, f, len(G)), b, l, d, f, width)
 			} else {
-				conv1DBackwardDense(tp, x, w, G, b, l, lo, d, f, width)
+				conv1DBackwardDense(tp, x, rows, w, G, b, l, lo, d, f, width)
 			}
 			if x.Grad != nil {
 				gx = x.Grad.Data
@@ -61,16 +76,16 @@ func TestConv1DSparseBackwardMatchesDense(t *testing.T) {
 		sx, sw := grads(true)
 		dx, dw := grads(false)
 		if (sx != nil) != needs.x || (sw != nil) != needs.w || (dx != nil) != needs.x || (dw != nil) != needs.w {
-			t.Fatalf("needs %+v: gradients present x %v/%v w %v/%v", needs, sx != nil, dx != nil, sw != nil, dw != nil)
+			t.Fatalf("rows %v needs %+v: gradients present x %v/%v w %v/%v", rows != nil, needs, sx != nil, dx != nil, sw != nil, dw != nil)
 		}
 		if needs.x {
 			if diff := tensor.MaxAbsDiff(sx, dx); diff > 1e-5 {
-				t.Errorf("needs %+v: input gradients differ by %g", needs, diff)
+				t.Errorf("rows %v needs %+v: input gradients differ by %g", rows != nil, needs, diff)
 			}
 		}
 		if needs.w {
 			if diff := tensor.MaxAbsDiff(sw, dw); diff > 1e-5 {
-				t.Errorf("needs %+v: weight gradients differ by %g", needs, diff)
+				t.Errorf("rows %v needs %+v: weight gradients differ by %g", rows != nil, needs, diff)
 			}
 		}
 	}

@@ -15,9 +15,34 @@ import (
 // padded to at least w positions.
 func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 	xs := x.Shape()
-	b, l, d := xs[0], xs[1], xs[2]
+	if len(xs) != 3 {
+		panic(fmt.Sprintf("ag.Conv1D: input %v, want [B, L, D]", xs))
+	}
+	return t.conv1D(x, nil, xs[0], xs[1], weight, bias, width)
+}
+
+// Conv1DRows is Conv1D of the [B, L] positions whose input vectors are rows
+// of x [U, D]: position p reads x[rows[p]]. A text's vector depends only on
+// its word, so x can hold one row per distinct word of a batch: the
+// projection X·W then costs the distinct words instead of the positions,
+// and the sparse backward pass adds into the words' rows.
+func (t *Tape) Conv1DRows(x *Var, rows []int, b, l int, weight, bias *Var, width int) *Var {
+	if xs := x.Shape(); len(xs) != 2 || len(rows) != b*l {
+		panic(fmt.Sprintf("ag.Conv1DRows: input %v, %d rows for %d×%d positions", xs, len(rows), b, l))
+	}
+	for _, r := range rows {
+		if r < 0 || r >= x.Shape()[0] {
+			panic(fmt.Sprintf("ag.Conv1DRows: row %d outside an input of %d", r, x.Shape()[0]))
+		}
+	}
+	return t.conv1D(x, rows, b, l, weight, bias, width)
+}
+
+// conv1D is Conv1D with position p's input row rows[p] of x (nil: row p).
+func (t *Tape) conv1D(x *Var, rows []int, b, l int, weight, bias *Var, width int) *Var {
+	d := x.Shape()[len(x.Shape())-1]
 	if weight.Shape()[0] != d || weight.Shape()[1]%width != 0 {
-		panic(fmt.Sprintf("ag.Conv1D: input %v, weight %v, width %d", xs, weight.Shape(), width))
+		panic(fmt.Sprintf("ag.Conv1D: input %v, weight %v, width %d", x.Shape(), weight.Shape(), width))
 	}
 	if l < width {
 		panic(fmt.Sprintf("ag.Conv1D: sequence length %d shorter than window %d", l, width))
@@ -25,16 +50,17 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 	f := weight.Shape()[1] / width
 	lo := l - width + 1
 	wf := width * f
-	y := tensor.GetScratch(b * l * wf)
+	n := len(x.Data()) / d // rows of x
+	y := tensor.GetScratch(n * wf)
 	defer tensor.PutScratch(y)
-	tensor.Gemm(false, false, b*l, wf, d, 1, x.Data(), d, weight.Data(), wf, 0, y, wf)
-	out := convWindows(y, bias, b, l, f, width)
+	tensor.Gemm(false, false, n, wf, d, 1, x.Data(), d, weight.Data(), wf, 0, y, wf)
+	out := convWindows(y, rows, bias, b, l, f, width)
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
 		if nz := conv1DNonzeros(G, lo, f, b*l*f/sparseConvWork); nz != nil {
-			conv1DBackwardSparse(t, x, weight, nz, b, l, d, f, width)
+			conv1DBackwardSparse(t, x, rows, weight, nz, b, l, d, f, width)
 		} else {
-			conv1DBackwardDense(t, x, weight, G, b, l, lo, d, f, width)
+			conv1DBackwardDense(t, x, rows, weight, G, b, l, lo, d, f, width)
 		}
 		if bias != nil && t.needs(bias) {
 			gb := bias.grad()
@@ -48,8 +74,9 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 }
 
 // convWindows sums the taps of every window from the projected rows y
-// [B·L, width·F] (row p's block j is x_p·W_j) and adds the bias.
-func convWindows(y []float32, bias *Var, b, l, f, width int) *tensor.Tensor {
+// (position p's row is rows[p], or p when rows is nil; its block j is
+// x_p·W_j) and adds the bias.
+func convWindows(y []float32, rows []int, bias *Var, b, l, f, width int) *tensor.Tensor {
 	lo, wf := l-width+1, width*f
 	out := tensor.New(b, lo, f)
 	var B []float32
@@ -65,7 +92,11 @@ func convWindows(y []float32, bias *Var, b, l, f, width int) *tensor.Tensor {
 				copy(o, B)
 			}
 			for j := 0; j < width; j++ {
-				src := y[(bi*l+ti+j)*wf+j*f : (bi*l+ti+j)*wf+(j+1)*f]
+				p := bi*l + ti + j
+				if rows != nil {
+					p = rows[p]
+				}
+				src := y[p*wf+j*f : p*wf+(j+1)*f]
 				for k := range o {
 					o[k] += src[k]
 				}
@@ -86,7 +117,7 @@ func (t *Tape) Conv1DProjected(y, bias *Var, width int) *Var {
 	}
 	b, l, wf := ys[0], ys[1], ys[2]
 	f, lo := wf/width, l-width+1
-	out := convWindows(y.Data(), bias, b, l, f, width)
+	out := convWindows(y.Data(), nil, bias, b, l, f, width)
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
 		if t.needs(y) {
@@ -147,7 +178,7 @@ func conv1DNonzeros(G []float32, lo, f, limit int) []conv1DNonzero {
 
 // conv1DBackwardDense is the general backward pass: the output gradient is
 // spread back to the rows of Y = X·W, then two GEMMs.
-func conv1DBackwardDense(t *Tape, x, weight *Var, G []float32, b, l, lo, d, f, width int) {
+func conv1DBackwardDense(t *Tape, x *Var, rows []int, weight *Var, G []float32, b, l, lo, d, f, width int) {
 	wf := width * f
 	dy := tensor.GetScratch(b * l * wf)
 	defer tensor.PutScratch(dy)
@@ -165,11 +196,23 @@ func conv1DBackwardDense(t *Tape, x, weight *Var, G []float32, b, l, lo, d, f, w
 			}
 		}
 	})
+	n := b * l
+	if rows != nil {
+		// Sum the positions' gradients into their rows of x.
+		n = len(x.Data()) / d
+		dr := tensor.GetScratch(n * wf)
+		defer tensor.PutScratch(dr)
+		clear(dr)
+		for p, r := range rows {
+			tensor.Axpy(1, dy[p*wf:(p+1)*wf], dr[r*wf:(r+1)*wf])
+		}
+		dy = dr
+	}
 	if t.needs(x) {
-		tensor.Gemm(false, true, b*l, d, wf, 1, dy, wf, weight.Data(), wf, 1, x.grad(), d)
+		tensor.Gemm(false, true, n, d, wf, 1, dy, wf, weight.Data(), wf, 1, x.grad(), d)
 	}
 	if t.needs(weight) {
-		tensor.Gemm(true, false, d, wf, b*l, 1, x.Data(), d, dy, wf, 1, weight.grad(), wf)
+		tensor.Gemm(true, false, d, wf, n, 1, x.Data(), d, dy, wf, 1, weight.grad(), wf)
 	}
 }
 
@@ -179,9 +222,15 @@ func conv1DBackwardDense(t *Tape, x, weight *Var, G []float32, b, l, lo, d, f, w
 // the weight column j·F+k. Texts (input gradient) and filters (weight
 // gradient) are split across workers, each summing in a fixed order, so
 // the result does not depend on the number of workers.
-func conv1DBackwardSparse(t *Tape, x, weight *Var, nz []conv1DNonzero, b, l, d, f, width int) {
+func conv1DBackwardSparse(t *Tape, x *Var, rows []int, weight *Var, nz []conv1DNonzero, b, l, d, f, width int) {
 	wf := width * f
 	W, X := weight.Data(), x.Data()
+	row := func(p int) int { // x's row for position p
+		if rows != nil {
+			return rows[p] * d
+		}
+		return p * d
+	}
 	if t.needs(x) {
 		wt := tensor.GetScratch(wf * d) // Wᵀ: one contiguous row per column of W
 		defer tensor.PutScratch(wt)
@@ -195,11 +244,17 @@ func conv1DBackwardSparse(t *Tape, x, weight *Var, nz []conv1DNonzero, b, l, d, 
 			start[i+1] += start[i]
 		}
 		dx := x.grad()
-		tensor.ParallelFor(b, len(nz)/max(b, 1)*width*d+1, func(s, e int) {
+		// With shared rows, texts can write the same row: one worker (a
+		// cost of 0 keeps ParallelFor on the caller).
+		cost := len(nz)/max(b, 1)*width*d + 1
+		if rows != nil {
+			cost = 0
+		}
+		tensor.ParallelFor(b, cost, func(s, e int) {
 			for _, n := range nz[start[s]:start[e]] {
 				for j := 0; j < width; j++ {
-					row := (n.bi*l + n.ti + j) * d
-					tensor.Axpy(n.g, wt[(j*f+n.k)*d:(j*f+n.k+1)*d], dx[row:row+d])
+					r := row(n.bi*l + n.ti + j)
+					tensor.Axpy(n.g, wt[(j*f+n.k)*d:(j*f+n.k+1)*d], dx[r:r+d])
 				}
 			}
 		})
@@ -225,8 +280,8 @@ func conv1DBackwardSparse(t *Tape, x, weight *Var, nz []conv1DNonzero, b, l, d, 
 		tensor.ParallelFor(f, len(nz)/max(f, 1)*width*d+1, func(s, e int) {
 			for _, n := range byFilter[start[s]:start[e]] {
 				for j := 0; j < width; j++ {
-					row := (n.bi*l + n.ti + j) * d
-					tensor.Axpy(n.g, X[row:row+d], dwt[(j*f+n.k)*d:(j*f+n.k+1)*d])
+					r := row(n.bi*l + n.ti + j)
+					tensor.Axpy(n.g, X[r:r+d], dwt[(j*f+n.k)*d:(j*f+n.k+1)*d])
 				}
 			}
 		})

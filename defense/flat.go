@@ -81,22 +81,23 @@ func (f *FLAT) SetPairs(ps []Pair) {
 
 // Loss implements train.Objective.
 func (f *FLAT) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, error) {
-	ids := m.MapIDs(b.IDs)
-	x := m.Embed(t, b)
-	var phi *ag.Var
+	var phi, s *ag.Var
 	if m.Mask != nil {
-		mo := m.Mask.Apply(t, m.Emb, x, ids)
-		x, phi = mo.X, mo.Phi
+		ids := m.MapIDs(b.IDs)
+		mo := m.Mask.Apply(t, m.Emb, m.Embed(t, b), ids)
+		phi = mo.Phi
+		_, s = m.Encode(t, m.ApplyGroupMask(t, mo.X, ids), b.Lengths) // as Forward: a group mask, if any, after the word mask
 	} else {
 		// Masks disabled, φ ≡ 1: both regularisers are constants, and FLAT
-		// reduces to the -adv objective (spec §3.3, check 6). Nonzero
-		// weights then mean a model built without its mask by mistake.
+		// reduces to the -adv objective (spec §3.3, check 6): the same
+		// encoding as Forward. Nonzero weights then mean a model built
+		// without its mask by mistake.
 		if f.Beta != 0 || f.Gamma != 0 {
 			return train.Output{}, errors.New("flat: the model has no word mask (build it with Config.Mask); without one (φ ≡ 1) beta and gamma must be 0")
 		}
 		phi = ones(t, b.B*b.L)
+		s = m.EncodeBatch(t, b, true)
 	}
-	_, s := m.Encode(t, m.ApplyGroupMask(t, x, ids), b.Lengths) // as Forward: a group mask, if any, after the word mask
 	logits := m.Head(t, s)
 	ce := t.CrossEntropy(logits, b.Labels, nil)
 	red, err := nn.ParseEntropyReduction(string(f.Entropy))

@@ -32,6 +32,15 @@ func (c *CNN) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag
 	return c.encodeWith(t, lengths, func(i int, conv *Conv1D) *ag.Var { return conv.Forward(t, x) })
 }
 
+// EncodeWords is Encode for a batch [B, L] whose position p reads row
+// rows[p] of x [U, D] (one row per distinct word): each convolution's X·W
+// then costs the distinct words instead of the positions.
+func (c *CNN) EncodeWords(t *ag.Tape, x *ag.Var, rows []int, b, l int, lengths []int) (tokens, sentence *ag.Var) {
+	return c.encodeWith(t, lengths, func(i int, conv *Conv1D) *ag.Var {
+		return t.Conv1DRows(x, rows, b, l, conv.W.Var, conv.B.Var, conv.Width)
+	})
+}
+
 // EncodeProjected is Encode from each convolution's projected rows x·W
 // [B, L, width·F] (y[i] for Convs[i]) instead of x.
 func (c *CNN) EncodeProjected(t *ag.Tape, y []*ag.Var, lengths []int) (tokens, sentence *ag.Var) {

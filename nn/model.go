@@ -206,36 +206,44 @@ func (m *Classifier) Forward(t *ag.Tape, b *Batch) *ag.Var {
 	return m.Head(t, m.EncodeBatch(t, b, true))
 }
 
-// projectedRNNInputs turns EncodeBatch's per-word path on (a test turns
-// it off to compare).
-var projectedRNNInputs = true
+// perWordInputs turns EncodeBatch's per-word path on (a test turns it off
+// to compare).
+var perWordInputs = true
 
 // EncodeBatch returns the sentence representations of b, the encoder's
 // output for the embedded (and masked) batch; embedGrad false stops the
 // gradient into the embedding table.
 //
-// A recurrent encoder without word or group masks starts with the LSTMs'
-// input weights x·Wx, a map of each word alone. So those are applied once
-// per distinct word of the batch and gathered to the positions: the same
-// values, but the input GEMM and its two gradient GEMMs cost the batch's
-// distinct words instead of its positions (an IMDB batch of 64 reviews has
-// a few thousand distinct words in about 15,000 positions). The CNN keeps
-// the position-wise path: its sparse backward under max pooling is cheaper
-// than the per-word gradient GEMMs.
+// Without word or group masks each encoder starts with a map of each word
+// alone: the LSTMs' input weights x·Wx, the convolutions' x·W. So the
+// encoder reads one row per distinct word of the batch: the same values,
+// but the input GEMM (and, for the LSTM, its two gradient GEMMs) costs the
+// batch's distinct words instead of its positions (an IMDB batch of 64
+// reviews has a few thousand distinct words in about 15,000 positions).
+// The CNN keeps its sparse backward under max pooling, adding into the
+// words' rows.
 func (m *Classifier) EncodeBatch(t *ag.Tape, b *Batch, embedGrad bool) *ag.Var {
-	if r, ok := m.Enc.(*RNN); ok && projectedRNNInputs && m.Mask == nil && m.GroupMask == nil {
-		uniq, at := UniqueIDs(b.IDs)
-		xu := t.Reshape(m.Emb.Forward(t, m.MapIDs(uniq), 1, len(uniq)), len(uniq), m.Emb.Dim())
-		if !embedGrad {
-			xu = t.StopGradient(xu)
+	if perWordInputs && m.Mask == nil && m.GroupMask == nil {
+		switch e := m.Enc.(type) {
+		case *RNN, *CNN:
+			uniq, at := UniqueIDs(b.IDs)
+			xu := t.Reshape(m.Emb.Forward(t, m.MapIDs(uniq), 1, len(uniq)), len(uniq), m.Emb.Dim())
+			if !embedGrad {
+				xu = t.StopGradient(xu)
+			}
+			if c, ok := e.(*CNN); ok {
+				_, s := c.EncodeWords(t, xu, at, b.B, b.L, b.Lengths)
+				return s
+			}
+			r := e.(*RNN)
+			var in []*ag.Var
+			for _, l := range r.Directions() {
+				p := t.MatMul(xu, l.Wx.Var, false)
+				in = append(in, t.Reshape(t.Gather(p, at), b.B, b.L, p.Shape()[1]))
+			}
+			_, s := r.EncodeProjected(t, in, b.Lengths)
+			return s
 		}
-		var in []*ag.Var
-		for _, l := range r.Directions() {
-			p := t.MatMul(xu, l.Wx.Var, false)
-			in = append(in, t.Reshape(t.Gather(p, at), b.B, b.L, p.Shape()[1]))
-		}
-		_, s := r.EncodeProjected(t, in, b.Lengths)
-		return s
 	}
 	x := m.MaskInput(t, m.Embed(t, b), m.MapIDs(b.IDs))
 	if !embedGrad {

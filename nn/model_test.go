@@ -149,13 +149,13 @@ func flat(p [][]float32) []float32 {
 	return out
 }
 
-// EncodeBatch's per-word input projections (recurrent encoders without
-// masks) give the position-wise path's logits and parameter gradients,
-// with and without the embedding's gradient, for every LSTM configuration,
-// an id map and rows of different lengths.
+// EncodeBatch's per-word inputs (encoders without masks) give the
+// position-wise path's logits and parameter gradients, with and without
+// the embedding's gradient, for the CNN and every LSTM configuration, an
+// id map and rows of different lengths.
 func TestEncodeBatchPerWordMatchesPositionwise(t *testing.T) {
 	for name, cfg := range incConfigs() {
-		if cfg.Arch == "cnn" || cfg.Mask || cfg.Groups != nil {
+		if cfg.Mask || cfg.Groups != nil {
 			continue
 		}
 		r := rand.New(rand.NewSource(6))
@@ -171,8 +171,8 @@ func TestEncodeBatchPerWordMatchesPositionwise(t *testing.T) {
 		b := MakeBatch(seqs, labels, m.Enc.MinLen())
 		for _, embedGrad := range []bool{true, false} {
 			run := func(perWord bool) (logits []float32, grads [][]float32) {
-				defer func(old bool) { projectedRNNInputs = old }(projectedRNNInputs)
-				projectedRNNInputs = perWord
+				defer func(old bool) { perWordInputs = old }(perWordInputs)
+				perWordInputs = perWord
 				for _, p := range m.Params() {
 					p.ZeroGrad()
 				}
