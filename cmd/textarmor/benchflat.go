@@ -204,6 +204,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 		}
 		ft.use[row] = abs
 	}
+	ft.dataset = df.name // before flatAttackN, whose default depends on it
 	ft.n = flatAttackN(ft.dataset, ft.n)
 	if ft.n < 0 || ft.workers < 1 {
 		return usageError{errors.New("--n must be ≥ 0 and --workers ≥ 1")}
@@ -220,7 +221,6 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 			ft.prepArgs = append(ft.prepArgs, "--"+f.Name+"="+f.Value.String())
 		}
 	})
-	ft.dataset = df.name
 	unlock, err := checkpoint.LockDir(ft.out)
 	if err != nil {
 		return err

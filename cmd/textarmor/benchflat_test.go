@@ -199,3 +199,31 @@ func TestFlatAttackN(t *testing.T) {
 		}
 	}
 }
+
+// The IMDB default reaches the attacks: a table on the imdb preset attacks
+// the first 10,000 test reviews unless --n is given. (The model is taken
+// with --use; the attack itself then fails on the empty data folder, after
+// printing its command.)
+func TestFlatTableIMDBDefaultN(t *testing.T) {
+	dir := t.TempDir()
+	_, _, mdir := attackFixture(t, dir)
+	m, err := model.Load(mdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Training["dataset"] = "imdb"
+	if err := m.Save(mdir); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{{nil, "--n 10000"}, {[]string{"--n", "0"}, "--n 0"}} {
+		args := append([]string{"bench", "flat-table", "--dataset", "imdb", "--data", filepath.Join(dir, "empty"), "--rows", "base",
+			"--explain", "none", "--use", "base=" + mdir, "--out", filepath.Join(dir, "t"+strings.Join(c.extra, ""))}, c.extra...)
+		_, _, stderr := runCmd(t, args...)
+		if !strings.Contains(stderr, "textarmor attack") || !strings.Contains(stderr, c.want+" ") {
+			t.Errorf("%v: the attack does not run with %s:\n%s", c.extra, c.want, stderr)
+		}
+	}
+}
