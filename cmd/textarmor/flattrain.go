@@ -1,10 +1,10 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 
 	"github.com/textarmor/textarmor/attack"
@@ -149,27 +149,9 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 		for i, e := range ex {
 			items[i] = attack.Example{Index: i, Text: e.Text, Label: e.Label}
 		}
-		ro := attack.RunOptions{Workers: f.workers, Seed: opt.Seed + int64(round)}
-		if opt.Progress != nil {
-			ro.Progress = opt.Progress
-		}
-		rs, err := attack.RunAll(context.Background(), cfg.Attack, attack.FromModel(cur), items, ro)
-		if err != nil {
-			return nil, err
-		}
-		s := attack.Summarize(rs)
-		fmt.Fprintf(stderr, "round %d attack: %d examples, %d successful / %d failed / %d skipped, accuracy under attack %.4f\n",
-			round, s.N, s.Successful, s.Failed, s.Skipped, s.AccuracyUnderAttack)
-		texts := make([]string, len(rs))
-		for i, r := range rs {
-			// Successful: the adversarial text; failed: the attack's final,
-			// partially perturbed text; skipped: the original (spec §4.1).
-			texts[i] = r.PerturbedText
-			if r.FinalText != "" {
-				texts[i] = r.FinalText
-			}
-		}
-		return texts, nil
+		// The previous round's log is no longer needed: its phase is checkpointed.
+		os.Remove(roundLogPath(opt.Out, round-1))
+		return runRoundAttack(cfg.Attack, cur, items, round, opt.Seed+int64(round), f.workers, opt.Out, opt.Resume, opt.Progress, stderr)
 	}
 	deviations := append([]string(nil), cfg.Deviations...)
 	opt.Info["adversarial_rounds"] = f.info(opt.Epochs)
@@ -181,6 +163,9 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 	})
 	if err != nil {
 		return nil, err
+	}
+	for r := 1; r <= f.rounds; r++ {
+		os.Remove(roundLogPath(opt.Out, r))
 	}
 	// Record the rounds in the saved (best-dev) model.
 	best, err := model.Load(opt.Out)
