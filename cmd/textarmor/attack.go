@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -184,8 +185,12 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		obj["wall_seconds"] = wall
+		// The binomial standard error of the after-attack accuracy over the
+		// n attacked examples.
+		obj["accuracy_under_attack_se"] = binomialSE(sum.AccuracyUnderAttack, sum.N)
 		if agr != nil {
 			obj["explain"], obj["kendall_tau"], obj["topk_intersection"] = agr, agr.KendallTau, agr.TopK
+			obj["kendall_tau_se"], obj["topk_intersection_se"] = agr.KendallTauSE, agr.TopKSE
 		}
 		obj["recipe"], obj["protocol"], obj["description"], obj["deviations"] = cfg.Recipe, protocol, cfg.Description, cfg.Deviations
 		obj["model"], obj["dataset"], obj["split"], obj["seed"], obj["out"] = path, dsName, splitName, seed, out
@@ -197,7 +202,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "attack %s on %s/%s, model %s, %d examples\n", cfg.Recipe, dsName, splitName, path, sum.N)
 	fmt.Fprintf(stdout, "  successful / failed / skipped: %d / %d / %d\n", sum.Successful, sum.Failed, sum.Skipped)
 	fmt.Fprintf(stdout, "  original accuracy:      %6.2f%%\n", 100*sum.OriginalAccuracy)
-	fmt.Fprintf(stdout, "  accuracy under attack:  %6.2f%%\n", 100*sum.AccuracyUnderAttack)
+	fmt.Fprintf(stdout, "  accuracy under attack:  %6.2f%% ± %.2f SE\n", 100*sum.AccuracyUnderAttack, 100*binomialSE(sum.AccuracyUnderAttack, sum.N))
 	fmt.Fprintf(stdout, "  attack success rate:    %6.2f%%\n", 100*sum.AttackSuccessRate)
 	fmt.Fprintf(stdout, "  avg perturbed words:    %6.2f%%\n", sum.AvgPerturbedWordPct)
 	fmt.Fprintf(stdout, "  avg words per input:    %6.1f\n", sum.AvgWords)
@@ -294,4 +299,13 @@ func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPat
 		}
 	}
 	return nil
+}
+
+// binomialSE is the standard error √(p(1−p)/n) of a proportion p over n
+// examples (0 for n = 0).
+func binomialSE(p float64, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return math.Sqrt(p * (1 - p) / float64(n))
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"sync"
 	"time"
 
@@ -66,6 +67,12 @@ type Agreement struct {
 	TauUndefined int     `json:"tau_undefined"`
 	// TopK is the mean over pairs of the class-averaged top-k intersection.
 	TopK float64 `json:"topk_intersection"`
+	// KendallTauSE and TopKSE are the standard errors of the two means
+	// (sample standard deviation over the pairs / √pairs; for the gold
+	// macro average, √(Σ SE_class²) / classes), so that two models' scores
+	// can be told apart from the noise of which pairs the attack produced.
+	KendallTauSE float64 `json:"kendall_tau_se"`
+	TopKSE       float64 `json:"topk_intersection_se"`
 	// LengthMismatch counts pairs whose token counts differ (compared on
 	// the shorter length).
 	LengthMismatch int     `json:"length_mismatch"`
@@ -134,8 +141,8 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 func aggregate(scores []pairScore, byGold bool) *Agreement {
 	a := &Agreement{}
 	type sums struct {
-		tau, ti      float64
-		pairs, tauOK int
+		tau, ti, tau2, ti2 float64
+		pairs, tauOK       int
 	}
 	groups := map[int]*sums{}
 	var order []int
@@ -156,6 +163,7 @@ func aggregate(scores []pairScore, byGold bool) *Agreement {
 		a.Pairs++
 		g.pairs++
 		g.ti += s.ti
+		g.ti2 += s.ti * s.ti
 		a.TauUndefined += s.undef
 		if s.mismatch {
 			a.LengthMismatch++
@@ -164,25 +172,41 @@ func aggregate(scores []pairScore, byGold bool) *Agreement {
 			a.TauPairs++
 			g.tauOK++
 			g.tau += s.tau
+			g.tau2 += s.tau * s.tau
 		}
 	}
-	var tiMean, tauMean float64
+	var tiMean, tauMean, tiVar, tauVar float64
 	tauGroups := 0
 	for _, key := range order {
 		g := groups[key]
 		tiMean += g.ti / float64(g.pairs)
+		tiVar += meanVariance(g.ti, g.ti2, g.pairs)
 		if g.tauOK > 0 {
 			tauMean += g.tau / float64(g.tauOK)
+			tauVar += meanVariance(g.tau, g.tau2, g.tauOK)
 			tauGroups++
 		}
 	}
 	if len(order) > 0 {
 		a.TopK = tiMean / float64(len(order))
+		a.TopKSE = math.Sqrt(tiVar) / float64(len(order))
 	}
 	if tauGroups > 0 {
 		a.KendallTau = tauMean / float64(tauGroups)
+		a.KendallTauSE = math.Sqrt(tauVar) / float64(tauGroups)
 	}
 	return a
+}
+
+// meanVariance is the squared standard error of a mean of n values from
+// their sum and sum of squares (sample variance / n; 0 for n < 2).
+func meanVariance(sum, sumSq float64, n int) float64 {
+	if n < 2 {
+		return 0
+	}
+	f := float64(n)
+	v := (sumSq - sum*sum/f) / (f - 1)
+	return max(v, 0) / f
 }
 
 func (e *explainFlags) attributions(m *model.Model, ids []int32, seed int64, classes []int) ([][]float64, error) {
@@ -242,8 +266,8 @@ func (a *Agreement) print(w io.Writer) {
 		how = "gold label, averaged per gold class, position-aligned"
 	}
 	fmt.Fprintf(w, "  %s agreement over %d successful attacks (%s):\n", a.Method, a.Pairs, how)
-	fmt.Fprintf(w, "    kendall tau:            %6.4f (%d pairs; %d undefined class τ skipped)\n", a.KendallTau, a.TauPairs, a.TauUndefined)
-	fmt.Fprintf(w, "    top-%d intersection:     %6.4f\n", a.K, a.TopK)
+	fmt.Fprintf(w, "    kendall tau:            %6.4f ± %.4f SE (%d pairs; %d undefined class τ skipped)\n", a.KendallTau, a.KendallTauSE, a.TauPairs, a.TauUndefined)
+	fmt.Fprintf(w, "    top-%d intersection:     %6.4f ± %.4f SE\n", a.K, a.TopK, a.TopKSE)
 	if a.LengthMismatch > 0 {
 		fmt.Fprintf(w, "    length mismatches:      %d (compared on the shorter length)\n", a.LengthMismatch)
 	}

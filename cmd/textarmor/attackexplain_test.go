@@ -151,4 +151,17 @@ func TestAgreementAggregate(t *testing.T) {
 	if gold.Pairs != 4 || !near(gold.TopK, ((0.2+0.4)/2+(1.0+0.6)/2)/2) || !near(gold.KendallTau, ((0.1+0.3)/2+0.9)/2) {
 		t.Errorf("gold: %+v", gold)
 	}
+	// Standard errors, written out: sample variance / n under the root;
+	// the gold macro average adds the classes' squared errors (a class of
+	// one τ adds none) and divides by the number of classes.
+	seTI := math.Sqrt((0.35 / 3) / 4) // deviations from 0.55: −.35 −.15 .45 .05
+	seTau := math.Sqrt((0.01 + 0.09 + 0.81 - 1.3*1.3/3) / 2 / 3)
+	if !near(all.TopKSE, seTI) || !near(all.KendallTauSE, seTau) {
+		t.Errorf("all: SE %v / %v, want %v / %v", all.KendallTauSE, all.TopKSE, seTau, seTI)
+	}
+	goldTI := math.Sqrt(0.02/2+0.08/2) / 2
+	goldTau := math.Sqrt(0.02/2) / 2
+	if !near(gold.TopKSE, goldTI) || !near(gold.KendallTauSE, goldTau) {
+		t.Errorf("gold: SE %v / %v, want %v / %v", gold.KendallTauSE, gold.TopKSE, goldTau, goldTI)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -127,7 +128,11 @@ type flatCell struct {
 	N                int     `json:"n"`
 	KendallTau       float64 `json:"kendall_tau"`
 	TopK             float64 `json:"topk_intersection"`
-	Explain          *struct {
+	// Standard errors; absent (nil) in summaries written before they were.
+	AfterAttackSE *float64 `json:"accuracy_under_attack_se"`
+	KendallTauSE  *float64 `json:"kendall_tau_se"`
+	TopKSE        *float64 `json:"topk_intersection_se"`
+	Explain       *struct {
 		Pairs int `json:"pairs"`
 	} `json:"explain"`
 }
@@ -535,6 +540,9 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 				return err
 			} else if ok {
 				vals[key{r, "aa/" + a}] = 100 * c.AfterAttack
+				if c.AfterAttackSE != nil {
+					vals[key{r, "aa_se/" + a}] = 100 * *c.AfterAttackSE
+				}
 				aa = fmt.Sprintf(" %.1f%s |", 100*c.AfterAttack, paperNote(ig, 0, "%.2f"))
 			}
 			b.WriteString(aa)
@@ -553,6 +561,9 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 				}
 				vals[key{r, "kt/" + a + "." + m}], vals[key{r, "ti/" + a + "." + m}] = c.KendallTau, c.TopK
 				vals[key{r, "pairs/" + a + "." + m}] = float64(c.Explain.Pairs)
+				if c.KendallTauSE != nil && c.TopKSE != nil {
+					vals[key{r, "kt_se/" + a + "." + m}], vals[key{r, "ti_se/" + a + "." + m}] = *c.KendallTauSE, *c.TopKSE
+				}
 				paper := ""
 				if m == "ig" && ig != nil {
 					paper = fmt.Sprintf(" (%.2f / %.2f)", ig[1], ig[2])
@@ -576,11 +587,24 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 		}
 		return "fails"
 	}
+	// noise gives the difference of two cells with its standard error
+	// (unpaired: √(SE₁² + SE₂²)) when both cells have one, so a reader can
+	// tell an ordering from the noise of the attacked sample.
+	noise := func(col, other string, digits int) string {
+		f, okF := has("flat", col)
+		o, okO := has(other, col)
+		sf, okSF := has("flat", seCol(col))
+		so, okSO := has(other, seCol(col))
+		if !okF || !okO || !okSF || !okSO {
+			return ""
+		}
+		return fmt.Sprintf(" (difference %+.*f ± %.*f SE)", digits, f-o, digits, math.Sqrt(sf*sf+so*so))
+	}
 	for _, a := range ft.attacks {
 		f, okF := has("flat", "aa/"+a)
 		for _, other := range []string{"base", "adv"} {
 			if o, ok := has(other, "aa/"+a); ok && okF {
-				checks = append(checks, fmt.Sprintf("check 11, %s: AA(FLAT) %.1f > AA(%s) %.1f: %s", a, f, other, o, verdict(f > o)))
+				checks = append(checks, fmt.Sprintf("check 11, %s: AA(FLAT) %.1f > AA(%s) %.1f%s: %s", a, f, other, o, noise("aa/"+a, other, 1), verdict(f > o)))
 			}
 		}
 		for _, m := range ft.methods {
@@ -589,7 +613,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 				f, okF := has("flat", col)
 				for _, other := range []string{"base", "adv"} {
 					if o, ok := has(other, col); ok && okF {
-						checks = append(checks, fmt.Sprintf("check 13, %s %s %s: FLAT %.3f > %s %.3f: %s", strings.ToUpper(what), strings.ToUpper(m), a, f, other, o, verdict(f > o)))
+						checks = append(checks, fmt.Sprintf("check 13, %s %s %s: FLAT %.3f > %s %.3f%s: %s", strings.ToUpper(what), strings.ToUpper(m), a, f, other, o, noise(col, other, 3), verdict(f > o)))
 					}
 				}
 			}
@@ -640,4 +664,10 @@ func flatAttackN(dataset string, n int) int {
 		return 10000
 	}
 	return 0
+}
+
+// seCol names the standard-error column of a value column ("kt/x" → "kt_se/x").
+func seCol(col string) string {
+	head, tail, _ := strings.Cut(col, "/")
+	return head + "_se/" + tail
 }

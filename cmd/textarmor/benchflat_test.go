@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -54,6 +56,23 @@ func TestBenchFLATTable(t *testing.T) {
 	for _, k := range []string{"flat/sa", "adv/aa/textfooler", "base/kt/textfooler.lime", "adv/ti/textfooler.ig", "adv/pairs/textfooler.lime"} {
 		if _, ok := tab.Values[k]; !ok {
 			t.Errorf("table.json lacks %s: %v", k, tab.Values)
+		}
+	}
+	// Every ordering check carries its difference's standard error,
+	// √(SE_FLAT² + SE_other²) from the cells' own SEs.
+	for _, line := range strings.Split(stdout, "\n") {
+		if (strings.HasPrefix(line, "- check 11") || strings.HasPrefix(line, "- check 13")) && !strings.Contains(line, " SE): ") {
+			t.Errorf("check without its standard error: %s", line)
+		}
+	}
+	v := tab.Values
+	kt := fmt.Sprintf("check 13, KT IG textfooler: FLAT %.3f > base %.3f (difference %+.3f ± %.3f SE)", v["flat/kt/textfooler.ig"], v["base/kt/textfooler.ig"],
+		v["flat/kt/textfooler.ig"]-v["base/kt/textfooler.ig"], math.Hypot(v["flat/kt_se/textfooler.ig"], v["base/kt_se/textfooler.ig"]))
+	aa := fmt.Sprintf("check 11, textfooler: AA(FLAT) %.1f > AA(adv) %.1f (difference %+.1f ± %.1f SE)", v["flat/aa/textfooler"], v["adv/aa/textfooler"],
+		v["flat/aa/textfooler"]-v["adv/aa/textfooler"], math.Hypot(v["flat/aa_se/textfooler"], v["adv/aa_se/textfooler"]))
+	for _, want := range []string{kt, aa} {
+		if !strings.Contains(stdout, want) || v["flat/kt_se/textfooler.ig"] <= 0 || v["adv/aa_se/textfooler"] <= 0 {
+			t.Errorf("table lacks %q (or a zero SE):\n%s", want, stdout)
 		}
 	}
 	// The FLAT row is a masked model trained against textfooler.
