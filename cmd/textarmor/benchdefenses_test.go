@@ -294,4 +294,16 @@ func TestFTMLChecks(t *testing.T) {
 	if got != want {
 		t.Errorf("checks:\n%s\nwant:\n%s", got, want)
 	}
+	// With the cells' sizes, a margin carries its standard error:
+	// √(.76·.24/1000 + .77·.23/200) = 3.3 points.
+	for i := range cells {
+		cells[i].N = 1000
+		if cells[i].Defense == "sem" {
+			cells[i].N = 200
+		}
+	}
+	got = strings.Join(ftmlChecks(cells, []string{"pwws"}), "\n")
+	if w := "pwws: FTML 76.0 ≥ sem 77.0 (difference -1.0 ± 3.3 SE): fails"; !strings.Contains(got, w) {
+		t.Errorf("checks:\n%s\nlack %q", got, w)
+	}
 }

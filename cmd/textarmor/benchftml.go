@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -565,12 +566,24 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 // accurate as every baseline in every attack column.
 func ftmlChecks(cells []tableCell, atks []string) []string {
 	acc := map[[2]string]float64{}
+	size := map[[2]string]int{}
 	var defs []string
 	for _, c := range cells {
 		if _, seen := acc[[2]string{c.Defense, "clean"}]; !seen && c.Column == "clean" {
 			defs = append(defs, c.Defense)
 		}
 		acc[[2]string{c.Defense, c.Column}] = c.Accuracy
+		size[[2]string{c.Defense, c.Column}] = c.N
+	}
+	// noise gives the FTML cell's margin over another with the unpaired
+	// binomial standard error of the difference, when both sizes are known.
+	noise := func(a, d string) string {
+		f, o := [2]string{"ftml", a}, [2]string{d, a}
+		if size[f] == 0 || size[o] == 0 {
+			return ""
+		}
+		se := math.Hypot(binomialSE(acc[f]/100, size[f]), binomialSE(acc[o]/100, size[o]))
+		return fmt.Sprintf(" (difference %+.1f ± %.1f SE)", acc[f]-acc[o], 100*se)
 	}
 	verdict := map[bool]string{true: "holds", false: "fails"}
 	var out []string
@@ -589,7 +602,7 @@ func ftmlChecks(cells []tableCell, atks []string) []string {
 		}
 		for _, d := range defs {
 			if o, ok := acc[[2]string{d, a}]; ok && d != "ftml" && d != "standard" {
-				out = append(out, fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f: %s", a, f, d, o, verdict[f >= o]))
+				out = append(out, fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f%s: %s", a, f, d, o, noise(a, d), verdict[f >= o]))
 			}
 		}
 	}
