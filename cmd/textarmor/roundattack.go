@@ -207,6 +207,8 @@ func runRoundAttack(a *attack.Attack, cur *model.Model, items []attack.Example, 
 	if writeErr != nil {
 		return nil, fmt.Errorf("%s: %w", path, writeErr)
 	}
+	// The texts come from the log in both cases, so a resumed round trains
+	// on exactly what an uninterrupted one would (JSON-escaped the same way).
 	all, _, ok, err := readRoundLog(path, hdr)
 	if err != nil {
 		return nil, err
