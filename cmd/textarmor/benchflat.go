@@ -128,11 +128,11 @@ type flatCell struct {
 	N                int     `json:"n"`
 	KendallTau       float64 `json:"kendall_tau"`
 	TopK             float64 `json:"topk_intersection"`
-	// Standard errors; absent (nil) in summaries written before they were.
-	AfterAttackSE *float64 `json:"accuracy_under_attack_se"`
-	KendallTauSE  *float64 `json:"kendall_tau_se"`
-	TopKSE        *float64 `json:"topk_intersection_se"`
-	Explain       *struct {
+	// The agreement's standard errors; absent (nil) in summaries written
+	// before they were. AA's is derived from AA and N.
+	KendallTauSE *float64 `json:"kendall_tau_se"`
+	TopKSE       *float64 `json:"topk_intersection_se"`
+	Explain      *struct {
 		Pairs int `json:"pairs"`
 	} `json:"explain"`
 }
@@ -540,9 +540,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 				return err
 			} else if ok {
 				vals[key{r, "aa/" + a}] = 100 * c.AfterAttack
-				if c.AfterAttackSE != nil {
-					vals[key{r, "aa_se/" + a}] = 100 * *c.AfterAttackSE
-				}
+				vals[key{r, "aa_se/" + a}] = 100 * binomialSE(c.AfterAttack, c.N)
 				aa = fmt.Sprintf(" %.1f%s |", 100*c.AfterAttack, paperNote(ig, 0, "%.2f"))
 			}
 			b.WriteString(aa)
