@@ -108,35 +108,37 @@ type roundLog struct {
 
 // openRoundLog opens a round's attack log for appending. With resume it
 // keeps the entries of a matching log (returned); otherwise, or when the
-// log belongs to another run, it starts a new one.
-func openRoundLog(path string, hdr roundLogHeader, resume bool) (*roundLog, map[int]roundLogEntry, error) {
-	var prev map[int]roundLogEntry
+// log belongs to another run (stale), it starts a new one.
+func openRoundLog(path string, hdr roundLogHeader, resume bool) (lg *roundLog, prev map[int]roundLogEntry, stale bool, err error) {
 	if resume {
 		entries, good, ok, err := readRoundLog(path, hdr)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, false, err
+		}
+		if _, statErr := os.Stat(path); !ok && statErr == nil {
+			stale = true
 		}
 		if ok {
 			if err := os.Truncate(path, good); err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o666)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, false, err
 			}
-			return &roundLog{f: f, w: bufio.NewWriter(f)}, entries, nil
+			return &roundLog{f: f, w: bufio.NewWriter(f)}, entries, false, nil
 		}
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	l := &roundLog{f: f, w: bufio.NewWriter(f)}
-	if err := l.write(hdr); err != nil {
+	lg = &roundLog{f: f, w: bufio.NewWriter(f)}
+	if err := lg.write(hdr); err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	return l, prev, nil
+	return lg, nil, stale, nil
 }
 
 func (l *roundLog) write(v any) error {
@@ -168,11 +170,14 @@ func runRoundAttack(a *attack.Attack, cur *model.Model, items []attack.Example, 
 	out string, resume bool, progress, stderr io.Writer) ([]string, error) {
 	path := roundLogPath(out, round)
 	hdr := roundLogHeader{Round: round, N: len(items), Seed: seed, Weights: weightsDigest(cur)}
-	lg, prev, err := openRoundLog(path, hdr, resume)
+	lg, prev, stale, err := openRoundLog(path, hdr, resume)
 	if err != nil {
 		return nil, err
 	}
 	defer lg.Close()
+	if stale {
+		fmt.Fprintf(stderr, "round %d attack: %s was made by another run (other weights, sample or seed): attacking the round anew\n", round, path)
+	}
 	var todo []attack.Example
 	for _, it := range items {
 		if _, ok := prev[it.Index]; !ok {

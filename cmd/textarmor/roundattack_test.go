@@ -100,24 +100,24 @@ func TestRoundAttackResumes(t *testing.T) {
 func TestRoundLogOtherRun(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.round1.attack.jsonl")
 	hdr := roundLogHeader{Round: 1, N: 3, Seed: 8, Weights: "aa"}
-	lg, prev, err := openRoundLog(path, hdr, true)
-	if err != nil || len(prev) != 0 {
-		t.Fatalf("new log: %v %v", prev, err)
+	lg, prev, stale, err := openRoundLog(path, hdr, true)
+	if err != nil || len(prev) != 0 || stale {
+		t.Fatalf("new log: %v %v %v", prev, stale, err)
 	}
 	lg.write(roundLogEntry{Index: 0, Type: "Successful", Text: "x"})
 	lg.write(roundLogEntry{Index: 2, Type: "Failed", Text: "y"})
 	lg.Close()
 
-	lg, prev, err = openRoundLog(path, hdr, true)
-	if err != nil || len(prev) != 2 || prev[2].Text != "y" {
-		t.Fatalf("same run: %v %v", prev, err)
+	lg, prev, stale, err = openRoundLog(path, hdr, true)
+	if err != nil || len(prev) != 2 || prev[2].Text != "y" || stale {
+		t.Fatalf("same run: %v %v %v", prev, stale, err)
 	}
 	lg.Close()
 	other := hdr
 	other.Weights = "bb"
-	lg, prev, err = openRoundLog(path, other, true)
-	if err != nil || len(prev) != 0 {
-		t.Fatalf("other weights: kept %v (%v)", prev, err)
+	lg, prev, stale, err = openRoundLog(path, other, true)
+	if err != nil || len(prev) != 0 || !stale {
+		t.Fatalf("other weights: kept %v, stale %v (%v)", prev, stale, err)
 	}
 	lg.Close()
 	if _, _, ok, _ := readRoundLog(path, hdr); ok {
@@ -125,11 +125,11 @@ func TestRoundLogOtherRun(t *testing.T) {
 	}
 
 	os.WriteFile(path, []byte(`{"round":1,"n":3,"seed":8,"weights_sha256":"aa"}`+"\n{bad\n"+`{"index":1,"type":"Failed","text":"z"}`+"\n"), 0o666)
-	if _, _, err := openRoundLog(path, hdr, true); err == nil || !strings.Contains(err.Error(), path+":2:") {
+	if _, _, _, err := openRoundLog(path, hdr, true); err == nil || !strings.Contains(err.Error(), path+":2:") {
 		t.Errorf("damaged line 2: %v", err)
 	}
 	os.WriteFile(path, []byte(`{"round":1,"n":3,"seed":8,"weights_sha256":"aa"}`+"\n"+`{"index":7,"type":"Failed","text":"z"}`+"\n"), 0o666)
-	if _, _, err := openRoundLog(path, hdr, true); err == nil || !strings.Contains(err.Error(), "index 7") {
+	if _, _, _, err := openRoundLog(path, hdr, true); err == nil || !strings.Contains(err.Error(), "index 7") {
 		t.Errorf("index outside the round: %v", err)
 	}
 }
