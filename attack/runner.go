@@ -354,7 +354,7 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 			}
 		}
 		if opt.Progress != nil {
-			fmt.Fprintf(opt.Progress, "\rattacked %d/%d (%.1fs)", len(ex)-len(todo)+nDone, len(ex), time.Since(start).Seconds())
+			fmt.Fprint(opt.Progress, progressLine(len(ex)-len(todo)+nDone, len(ex), nDone, len(todo), time.Since(start)))
 		}
 	}
 	if opt.Progress != nil && len(todo) > 0 {
@@ -367,4 +367,15 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 		return nil, err
 	}
 	return out, nil
+}
+
+// progressLine reports the examples finished (resumed ones included), the
+// time this run has taken and, from this run's own rate, the time left.
+func progressLine(finished, total, doneHere, todoHere int, elapsed time.Duration) string {
+	line := fmt.Sprintf("\rattacked %d/%d (%.1fs", finished, total, elapsed.Seconds())
+	if doneHere > 0 && doneHere < todoHere {
+		left := time.Duration(float64(elapsed) / float64(doneHere) * float64(todoHere-doneHere))
+		line += fmt.Sprintf(", about %s left", left.Round(time.Second))
+	}
+	return line + ")"
 }
