@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,11 +25,13 @@ type explainFlags struct {
 	method string
 	k      int
 	label  string // all (spec §12 F11 default) or gold (F11's alternative)
+	pairs  int    // explain a seeded uniform sample of this many pairs (0 = all)
 }
 
 func (e *explainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&e.method, "explain", "", "after the attack, compare attributions of each successful attack's original and adversarial text: ig or lime (Kendall τ and top-k intersection, FLAT spec §9.2)")
 	fs.IntVar(&e.k, "explain-k", 5, "with --explain: k of the top-k intersection")
+	fs.IntVar(&e.pairs, "explain-pairs", 0, "with --explain: explain a seeded uniform sample of this many successful attacks (FLAT spec §9.2 samples 1,000 for LIME); 0 = all")
 	fs.StringVar(&e.label, "explain-label", "all", "with --explain: all = explain every class and average over classes, then pairs (FLAT spec §9.2, F11's default); gold = explain each pair's gold label, average per gold class, then over classes (F11's alternative)")
 }
 
@@ -39,6 +43,9 @@ func (e *explainFlags) check() error {
 	}
 	if e.k < 1 {
 		return usageError{fmt.Errorf("--explain-k %d must be positive", e.k)}
+	}
+	if e.pairs < 0 {
+		return usageError{fmt.Errorf("--explain-pairs %d must not be negative", e.pairs)}
 	}
 	switch e.label {
 	case "", "all", "gold":
@@ -56,8 +63,10 @@ type Agreement struct {
 	// averaged over pairs) or gold (each pair's gold label, averaged per
 	// gold class, then over the classes).
 	Label string `json:"label"`
-	// Pairs are the successful attacks explained.
-	Pairs int `json:"pairs"`
+	// Pairs are the successful attacks explained; SampledFrom, when
+	// --explain-pairs sampled them, is how many there were.
+	Pairs       int `json:"pairs"`
+	SampledFrom int `json:"sampled_from,omitempty"`
 	// KendallTau is the mean over pairs of the class-averaged τ-b; a class
 	// whose τ is undefined (a constant attribution vector, or one token)
 	// is left out of its pair's average and counted in TauUndefined; a pair
@@ -98,6 +107,15 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 			idx = append(idx, i)
 		}
 	}
+	total := len(idx)
+	if e.pairs > 0 && e.pairs < total {
+		pick := rand.New(rand.NewSource(seed)).Perm(total)[:e.pairs]
+		slices.Sort(pick)
+		for i, p := range pick {
+			pick[i] = idx[p]
+		}
+		idx = pick
+	}
 	// Attributions only read the model, so the pairs run in parallel.
 	scores := make([]pairScore, len(idx))
 	var wg sync.WaitGroup
@@ -129,6 +147,9 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 	}
 	a := aggregate(scores, e.label == "gold")
 	a.Method, a.K, a.Label = e.method, e.k, "all"
+	if len(idx) < total {
+		a.SampledFrom = total
+	}
 	if e.label == "gold" {
 		a.Label = "gold"
 	}
@@ -265,7 +286,11 @@ func (a *Agreement) print(w io.Writer) {
 	if a.Label == "gold" {
 		how = "gold label, averaged per gold class, position-aligned"
 	}
-	fmt.Fprintf(w, "  %s agreement over %d successful attacks (%s):\n", a.Method, a.Pairs, how)
+	sample := ""
+	if a.SampledFrom > 0 {
+		sample = fmt.Sprintf(", a seeded sample of the %d", a.SampledFrom)
+	}
+	fmt.Fprintf(w, "  %s agreement over %d successful attacks (%s%s):\n", a.Method, a.Pairs, how, sample)
 	fmt.Fprintf(w, "    kendall tau:            %6.4f ± %.4f SE (%d pairs; %d undefined class τ skipped)\n", a.KendallTau, a.KendallTauSE, a.TauPairs, a.TauUndefined)
 	fmt.Fprintf(w, "    top-%d intersection:     %6.4f ± %.4f SE\n", a.K, a.TopK, a.TopKSE)
 	if a.LengthMismatch > 0 {

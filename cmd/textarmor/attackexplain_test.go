@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand"
 	"path/filepath"
@@ -163,5 +164,44 @@ func TestAgreementAggregate(t *testing.T) {
 	goldTau := math.Sqrt(0.02/2) / 2
 	if !near(gold.TopKSE, goldTI) || !near(gold.KendallTauSE, goldTau) {
 		t.Errorf("gold: SE %v / %v, want %v / %v", gold.KendallTauSE, gold.TopKSE, goldTau, goldTI)
+	}
+}
+
+// --explain-pairs explains a seeded uniform sample of the successful
+// attacks (FLAT spec §9.2's 1,000 pairs for LIME): the sample's size is
+// recorded, a rerun draws the same sample, and a size of at least all
+// pairs is the unsampled run.
+func TestAttackExplainPairs(t *testing.T) {
+	dir := t.TempDir()
+	te, syn, mdir := attackFixture(t, dir)
+	run := func(extra ...string) Agreement {
+		args := append([]string{"attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--protocol", "flat",
+			"--synonyms", syn, "--wordnet", filepath.Join(dir, "none"), "--n", "30", "--workers", "2", "--json", "--quiet", "--explain", "ig"}, extra...)
+		code, stdout, stderr := runCmd(t, args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
+		}
+		var rep struct {
+			Explain Agreement `json:"explain"`
+		}
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		rep.Explain.Seconds = 0
+		return rep.Explain
+	}
+	all := run()
+	if all.Pairs < 5 || all.SampledFrom != 0 {
+		t.Fatalf("unsampled run: %+v", all)
+	}
+	if got := run("--explain-pairs", fmt.Sprint(all.Pairs)); got != all {
+		t.Errorf("--explain-pairs %d: %+v, want the unsampled %+v", all.Pairs, got, all)
+	}
+	a, b := run("--explain-pairs", "3"), run("--explain-pairs", "3")
+	if a.Pairs != 3 || a.SampledFrom != all.Pairs || a != b {
+		t.Errorf("sample of 3 of %d: %+v, rerun %+v", all.Pairs, a, b)
+	}
+	if code, _, _ := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--synonyms", syn, "--explain", "ig", "--explain-pairs", "-1"); code != 2 {
+		t.Errorf("--explain-pairs -1: exit %d, want 2", code)
 	}
 }
