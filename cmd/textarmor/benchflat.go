@@ -596,7 +596,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 		if !okF || !okO || !okSF || !okSO {
 			return ""
 		}
-		return fmt.Sprintf(" (difference %+.*f ± %.*f SE)", digits, f-o, digits, math.Sqrt(sf*sf+so*so))
+		return fmt.Sprintf(" (difference %+.*f ± %.*f SE)", digits, f-o, digits, math.Hypot(sf, so))
 	}
 	for _, a := range ft.attacks {
 		f, okF := has("flat", "aa/"+a)

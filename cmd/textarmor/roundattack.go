@@ -5,16 +5,15 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -43,25 +42,25 @@ func roundLogPath(out string, round int) string {
 	return fmt.Sprintf("%s.round%d.attack.jsonl", out, round)
 }
 
-// weightsDigest is the SHA-256 of every parameter's float32 bits, in
-// parameter order.
-func weightsDigest(m *model.Model) string {
+// weightsDigest is the SHA-256 of the model's tensors as a model file
+// holds them (safetensors, sorted by name).
+func weightsDigest(m *model.Model) (string, error) {
 	h := sha256.New()
-	var b [4]byte
-	for _, p := range m.Net.Params() {
-		for _, v := range p.Value.Data {
-			binary.LittleEndian.PutUint32(b[:], math.Float32bits(v))
-			h.Write(b[:])
-		}
+	if err := checkpoint.WriteSafetensors(h, m.Net.Tensors(), nil); err != nil {
+		return "", err
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// errOtherRun marks a log whose header is not this run's (other weights,
+// round, sample or seed).
+var errOtherRun = errors.New("made by another run")
 
 // readRoundLog returns the entries of a log whose header equals want and
 // the byte length of its complete lines. A last line cut short by an
 // interrupted write is dropped; any other bad line is an error naming the
-// file and line. ok is false when the file is missing or belongs to
-// another run (other weights, round, sample or seed).
+// file and line. ok is false when the file is missing; a log of another
+// run is errOtherRun.
 func readRoundLog(path string, want roundLogHeader) (entries map[int]roundLogEntry, good int64, ok bool, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -83,7 +82,7 @@ func readRoundLog(path string, want roundLogHeader) (entries map[int]roundLogEnt
 		if line == 1 {
 			var h roundLogHeader
 			if json.Unmarshal(raw, &h) != nil || h != want {
-				return nil, 0, false, nil
+				return nil, 0, false, fmt.Errorf("%s: %w", path, errOtherRun)
 			}
 		} else {
 			var e roundLogEntry
@@ -112,11 +111,9 @@ type roundLog struct {
 func openRoundLog(path string, hdr roundLogHeader, resume bool) (lg *roundLog, prev map[int]roundLogEntry, stale bool, err error) {
 	if resume {
 		entries, good, ok, err := readRoundLog(path, hdr)
-		if err != nil {
+		stale = errors.Is(err, errOtherRun)
+		if err != nil && !stale {
 			return nil, nil, false, err
-		}
-		if _, statErr := os.Stat(path); !ok && statErr == nil {
-			stale = true
 		}
 		if ok {
 			if err := os.Truncate(path, good); err != nil {
@@ -169,7 +166,11 @@ var roundAttackStop func(round, logged int) bool
 func runRoundAttack(a *attack.Attack, cur *model.Model, items []attack.Example, round int, seed int64, workers int,
 	out string, resume bool, progress, stderr io.Writer) ([]string, error) {
 	path := roundLogPath(out, round)
-	hdr := roundLogHeader{Round: round, N: len(items), Seed: seed, Weights: weightsDigest(cur)}
+	digest, err := weightsDigest(cur)
+	if err != nil {
+		return nil, err
+	}
+	hdr := roundLogHeader{Round: round, N: len(items), Seed: seed, Weights: digest}
 	lg, prev, stale, err := openRoundLog(path, hdr, resume)
 	if err != nil {
 		return nil, err
