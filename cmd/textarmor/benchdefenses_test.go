@@ -1,14 +1,18 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/synth"
@@ -94,7 +98,7 @@ func TestBenchFTMLTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"| standard |", "| ftml |", "HLA†", "(89.7)", "(81.1)",
-		"clean: FTML", "pwws: FTML", "≥ 70: ", "hla: FTML", "≥ sem ", "≥ ibp "} {
+		"clean: FTML", "pwws: FTML", "≥ 70: ", "hla: FTML", "≥ sem ", "≥ ibp ", "paired difference"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
@@ -252,6 +256,60 @@ func TestFTMLTableMarksPartialCells(t *testing.T) {
 	}
 }
 
+// The table's checks read each attack cell's results file and keep only
+// the cell's own examples: a baseline at n=200 whose file a later pass has
+// already extended to 300 is compared with FTML on those 200.
+func TestFTMLTablePairsOwnExamples(t *testing.T) {
+	dir := t.TempDir()
+	tb := &ftmlTable{out: dir, arch: "cnn", n: 1000, seed: 3, ds: &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}}
+	order := rand.New(rand.NewSource(tb.seed)).Perm(len(tb.ds.Test))
+	write := func(def string, rows int, keptIf func(k int) bool, n int, acc float64) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, def), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Create(filepath.Join(dir, def, "pwws.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := csv.NewWriter(f)
+		w.Write(attack.Columns)
+		for k := range rows {
+			typ := attack.Successful
+			if keptIf(k) {
+				typ = attack.Failed
+			}
+			w.Write([]string{"a b", "a c", "1", "0", "1", "10", string(typ), strconv.Itoa(order[k]), "0.1", "2", "1"})
+		}
+		w.Flush()
+		if err := f.Close(); err != nil || w.Error() != nil {
+			t.Fatal(err, w.Error())
+		}
+		for col, c := range map[string]tableCell{"clean": {Accuracy: 88, N: 25000}, "pwws": {Accuracy: acc, N: n}} {
+			c.Defense, c.Column = def, col
+			if err := writeJSON(filepath.Join(dir, def, col+".json"), c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("ftml", 1000, func(k int) bool { return k%2 == 0 }, 1000, 50)
+	// sem kept its first 200 examples' even ones and, past its cell, everything.
+	write("sem", 300, func(k int) bool { return k >= 200 || k%4 == 0 }, 200, 25)
+	recipes := map[string]tableRecipe{"ftml": {Defense: "ftml", Epochs: 1}, "sem": {Defense: "sem", Epochs: 1}}
+	if err := tb.writeTable(io.Discard, []string{"ftml", "sem"}, []string{"pwws"}, recipes, false); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// On the 200: FTML 50 %, sem 25 %; differences 0 (k%4 == 0), +1 (k%4 == 2), 0 otherwise:
+	// mean 0.25, variance 0.1875, SE √(0.1875/200) = 3.1 points.
+	if w := "pwws: FTML 50.0 ≥ sem 25.0 on the 200 examples both attacked (FTML 50.0 on its 1000; paired difference +25.0 ± 3.1 SE): holds"; !strings.Contains(string(md), w) {
+		t.Errorf("table.md:\n%s\nlacks %q", md, w)
+	}
+}
+
 // The quick recipes keep every defense's own flags and cut the costly
 // inner loops.
 func TestQuickRecipes(t *testing.T) {
@@ -284,7 +342,7 @@ func TestFTMLChecks(t *testing.T) {
 		{Defense: "sem", Column: "clean", Accuracy: 88.0}, {Defense: "sem", Column: "pwws", Accuracy: 77.0},
 		{Defense: "sem", Column: "hla", Accuracy: 50.0},
 	}
-	got := strings.Join(ftmlChecks(cells, []string{"pwws", "ga", "hla"}), "\n")
+	got := strings.Join(ftmlChecks(cells, []string{"pwws", "ga", "hla"}, nil), "\n")
 	want := strings.Join([]string{
 		"clean: FTML 86.5 ≥ standard 89.7 − 3.5: holds",
 		"pwws: FTML 76.0 ≥ 70: holds",
@@ -302,8 +360,40 @@ func TestFTMLChecks(t *testing.T) {
 			cells[i].N = 200
 		}
 	}
-	got = strings.Join(ftmlChecks(cells, []string{"pwws"}), "\n")
+	got = strings.Join(ftmlChecks(cells, []string{"pwws"}, nil), "\n")
 	if w := "pwws: FTML 76.0 ≥ sem 77.0 (difference -1.0 ± 3.3 SE): fails"; !strings.Contains(got, w) {
+		t.Errorf("checks:\n%s\nlack %q", got, w)
+	}
+}
+
+// With per-example results, FTML and a baseline are compared on the
+// examples both attacked: a baseline cell on the first 5 of FTML's 10 is
+// compared with FTML's result on those 5, not with its 10, and the
+// standard error is the paired one.
+func TestFTMLChecksPaired(t *testing.T) {
+	ftml := map[int]bool{}
+	for i := range 10 {
+		ftml[100+i] = i < 5 // kept the first 5, lost the rest: 50 % on 10
+	}
+	sem := map[int]bool{100: true, 101: true, 102: true, 103: false, 104: false} // 60 % on the first 5
+	cells := []tableCell{
+		{Defense: "ftml", Column: "clean", Accuracy: 88, N: 25000}, {Defense: "ftml", Column: "pwws", Accuracy: 50, N: 10},
+		{Defense: "sem", Column: "clean", Accuracy: 88, N: 25000}, {Defense: "sem", Column: "pwws", Accuracy: 60, N: 5},
+	}
+	kept := map[[2]string]map[int]bool{{"ftml", "pwws"}: ftml, {"sem", "pwws"}: sem}
+	got := strings.Join(ftmlChecks(cells, []string{"pwws"}, kept), "\n")
+	// Differences per example: 0 0 0 1 1, mean 0.4, variance 0.24, SE √(0.24/5) = 21.9 points.
+	if w := "pwws: FTML 100.0 ≥ sem 60.0 on the 5 examples both attacked (FTML 50.0 on its 10; paired difference +40.0 ± 21.9 SE): holds"; !strings.Contains(got, w) {
+		t.Errorf("checks:\n%s\nlack %q", got, w)
+	}
+	// The same examples on both sides: one line with the sample size.
+	for i := 105; i < 110; i++ {
+		sem[i] = true
+	}
+	cells[3] = tableCell{Defense: "sem", Column: "pwws", Accuracy: 80, N: 10}
+	got = strings.Join(ftmlChecks(cells, []string{"pwws"}, kept), "\n")
+	// Differences: 0 0 0 1 1 -1 -1 -1 -1 -1, mean -0.3, mean square 0.7, variance 0.61, SE √(0.061) = 24.7 points.
+	if w := "pwws: FTML 50.0 ≥ sem 80.0 (paired difference -30.0 ± 24.7 SE over 10): fails"; !strings.Contains(got, w) {
 		t.Errorf("checks:\n%s\nlack %q", got, w)
 	}
 }

@@ -539,7 +539,11 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 	if partial {
 		fmt.Fprintf(&b, "\nn=k: the cell covers the first k of the %d examples so far (--first); a later pass extends it.\n", tb.n)
 	}
-	checks := ftmlChecks(cells, atks)
+	kept, err := tb.keptByCell(cells)
+	if err != nil {
+		return err
+	}
+	checks := ftmlChecks(cells, atks, kept)
 	if len(checks) > 0 {
 		b.WriteString("\n")
 		for _, c := range checks {
@@ -560,11 +564,82 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 	return nil
 }
 
+// keptByCell reads, for each attack cell whose results file exists,
+// which of its examples kept their label (result Failed), keyed by test
+// index. Only the cell's own examples count, the first N of the seeded
+// permutation: a file being extended by a later pass holds more.
+func (tb *ftmlTable) keptByCell(cells []tableCell) (map[[2]string]map[int]bool, error) {
+	var order []int
+	kept := map[[2]string]map[int]bool{}
+	for _, c := range cells {
+		if c.Column == "clean" {
+			continue
+		}
+		rs, _, err := attack.ReadCSV(filepath.Join(tb.out, c.Defense, c.Column+".csv"))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if order == nil {
+			order = rand.New(rand.NewSource(tb.seed)).Perm(len(tb.ds.Test))
+		}
+		own := map[int]bool{}
+		for _, i := range order[:min(c.N, len(order))] {
+			own[i] = true
+		}
+		k := map[int]bool{}
+		for _, r := range rs {
+			if own[r.Index] {
+				k[r.Index] = r.Type == attack.Failed
+			}
+		}
+		kept[[2]string{c.Defense, c.Column}] = k
+	}
+	return kept, nil
+}
+
+// pairedDifference compares two attack cells on the examples both
+// attacked: each one's after-attack accuracy there and the standard error
+// of the mean per-example difference. Pairing cancels what the examples
+// share (how hard each review is), so the SE is smaller than two
+// independent samples' and stays honest when one cell covers more.
+func pairedDifference(a, b map[int]bool) (n int, accA, accB, se float64) {
+	var sum, sumSq float64
+	for i, ka := range a {
+		kb, ok := b[i]
+		if !ok {
+			continue
+		}
+		n++
+		d := 0.0
+		if ka {
+			accA++
+			d++
+		}
+		if kb {
+			accB++
+			d--
+		}
+		sum += d
+		sumSq += d * d
+	}
+	if n == 0 {
+		return 0, 0, 0, 0
+	}
+	mean := sum / float64(n)
+	return n, accA / float64(n), accB / float64(n), math.Sqrt(max(sumSq/float64(n)-mean*mean, 0) / float64(n))
+}
+
 // ftmlChecks states the Table 1 targets (spec check 11) on the
 // cells present: FTML keeps ≥ 70 % under PWWS, GA and PSO, loses at most
 // 3.5 points of clean accuracy to standard training, and is at least as
-// accurate as every baseline in every attack column.
-func ftmlChecks(cells []tableCell, atks []string) []string {
+// accurate as every baseline in every attack column. Where both cells'
+// per-example results are known (kept), FTML and a baseline are compared
+// on the examples both attacked, with a paired standard error; otherwise
+// the cells' values are compared with an unpaired one.
+func ftmlChecks(cells []tableCell, atks []string, kept map[[2]string]map[int]bool) []string {
 	acc := map[[2]string]float64{}
 	size := map[[2]string]int{}
 	var defs []string
@@ -575,17 +650,25 @@ func ftmlChecks(cells []tableCell, atks []string) []string {
 		acc[[2]string{c.Defense, c.Column}] = c.Accuracy
 		size[[2]string{c.Defense, c.Column}] = c.N
 	}
-	// noise gives the FTML cell's margin over another with the unpaired
-	// binomial standard error of the difference, when both sizes are known.
-	noise := func(a, d string) string {
-		f, o := [2]string{"ftml", a}, [2]string{d, a}
-		if size[f] == 0 || size[o] == 0 {
-			return ""
-		}
-		se := math.Hypot(binomialSE(acc[f]/100, size[f]), binomialSE(acc[o]/100, size[o]))
-		return fmt.Sprintf(" (difference %+.1f ± %.1f SE)", acc[f]-acc[o], 100*se)
-	}
 	verdict := map[bool]string{true: "holds", false: "fails"}
+	// versus compares FTML with defense d under attack a.
+	versus := func(a, d string) string {
+		f, o := [2]string{"ftml", a}, [2]string{d, a}
+		if n, af, ao, se := pairedDifference(kept[f], kept[o]); n > 0 {
+			af, ao, se = 100*af, 100*ao, 100*se
+			if n == size[f] && n == size[o] {
+				return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f (paired difference %+.1f ± %.1f SE over %d): %s", a, af, d, ao, af-ao, se, n, verdict[af >= ao])
+			}
+			return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f on the %d examples both attacked (FTML %.1f on its %d; paired difference %+.1f ± %.1f SE): %s",
+				a, af, d, ao, n, acc[f], size[f], af-ao, se, verdict[af >= ao])
+		}
+		noise := ""
+		if size[f] > 0 && size[o] > 0 {
+			se := math.Hypot(binomialSE(acc[f]/100, size[f]), binomialSE(acc[o]/100, size[o]))
+			noise = fmt.Sprintf(" (difference %+.1f ± %.1f SE)", acc[f]-acc[o], 100*se)
+		}
+		return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f%s: %s", a, acc[f], d, acc[o], noise, verdict[acc[f] >= acc[o]])
+	}
 	var out []string
 	if f, ok := acc[[2]string{"ftml", "clean"}]; ok {
 		if s, ok := acc[[2]string{"standard", "clean"}]; ok {
@@ -601,8 +684,8 @@ func ftmlChecks(cells []tableCell, atks []string) []string {
 			out = append(out, fmt.Sprintf("%s: FTML %.1f ≥ 70: %s", a, f, verdict[f >= 70]))
 		}
 		for _, d := range defs {
-			if o, ok := acc[[2]string{d, a}]; ok && d != "ftml" && d != "standard" {
-				out = append(out, fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f%s: %s", a, f, d, o, noise(a, d), verdict[f >= o]))
+			if _, ok := acc[[2]string{d, a}]; ok && d != "ftml" && d != "standard" {
+				out = append(out, versus(a, d))
 			}
 		}
 	}
