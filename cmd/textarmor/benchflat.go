@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/model"
 )
@@ -482,6 +483,34 @@ func (ft *flatTable) attackCell(row, recipe string) (flatCell, bool, error) {
 	return flatCell{}, false, nil
 }
 
+// pairedAA gives the FLAT row's after-attack accuracy minus another row's
+// with the paired standard error over the test examples both attacked
+// (every row attacks the same ones), read from the rows' result files. It
+// is "" when a file is missing or does not hold exactly the cells'
+// examples (an attack being extended to another --n); the caller then
+// keeps the unpaired SE.
+func (ft *flatTable) pairedAA(recipe, other string, nFLAT, nOther int) (string, error) {
+	kept := make([]map[int]bool, 2)
+	for k, row := range []string{"flat", other} {
+		rs, _, err := attack.ReadCSV(filepath.Join(ft.out, row, recipe+".csv"))
+		if errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		kept[k] = map[int]bool{}
+		for _, r := range rs {
+			kept[k][r.Index] = r.Type == attack.Failed
+		}
+	}
+	n, accF, accO, se := pairedDifference(kept[0], kept[1])
+	if n == 0 || n != nFLAT || n != nOther || len(kept[0]) != n || len(kept[1]) != n {
+		return "", nil
+	}
+	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*(accF-accO), 100*se, n), nil
+}
+
 // writeTable writes table.md and table.json from the summaries present
 // and prints the markdown, with the spec's checks 11–13 where the cells
 // for them are there.
@@ -541,6 +570,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 			} else if ok {
 				vals[key{r, "aa/" + a}] = 100 * c.AfterAttack
 				vals[key{r, "aa_se/" + a}] = 100 * binomialSE(c.AfterAttack, c.N)
+				vals[key{r, "n/" + a}] = float64(c.N)
 				aa = fmt.Sprintf(" %.1f%s |", 100*c.AfterAttack, paperNote(ig, 0, "%.2f"))
 			}
 			b.WriteString(aa)
@@ -602,7 +632,21 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 		f, okF := has("flat", "aa/"+a)
 		for _, other := range []string{"base", "adv"} {
 			if o, ok := has(other, "aa/"+a); ok && okF {
-				checks = append(checks, fmt.Sprintf("check 11, %s: AA(FLAT) %.1f > AA(%s) %.1f%s: %s", a, f, other, o, noise("aa/"+a, other, 1), verdict(f > o)))
+				diff := noise("aa/"+a, other, 1)
+				nF, _ := has("flat", "n/"+a)
+				nO, _ := has(other, "n/"+a)
+				if p, err := ft.pairedAA(a, other, int(nF), int(nO)); err != nil {
+					return err
+				} else if p != "" {
+					diff = p
+				}
+				line := fmt.Sprintf("check 11, %s: AA(FLAT) %.1f > AA(%s) %.1f%s: %s", a, f, other, o, diff, verdict(f > o))
+				if other == "adv" {
+					// The spec asks for the strict order in most cells and
+					// this weaker one in every cell.
+					line += fmt.Sprintf("; AA(FLAT) ≥ AA(adv) − 1: %s", verdict(f >= o-1))
+				}
+				checks = append(checks, line)
 			}
 		}
 		for _, m := range ft.methods {

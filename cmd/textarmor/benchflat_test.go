@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -61,15 +62,40 @@ func TestBenchFLATTable(t *testing.T) {
 	// Every ordering check carries its difference's standard error,
 	// √(SE_FLAT² + SE_other²) from the cells' own SEs.
 	for _, line := range strings.Split(stdout, "\n") {
-		if (strings.HasPrefix(line, "- check 11") || strings.HasPrefix(line, "- check 13")) && !strings.Contains(line, " SE): ") {
+		if (strings.HasPrefix(line, "- check 11") || strings.HasPrefix(line, "- check 13")) && !strings.Contains(line, " SE): ") && !strings.Contains(line, " SE, ") {
 			t.Errorf("check without its standard error: %s", line)
 		}
 	}
 	v := tab.Values
 	kt := fmt.Sprintf("check 13, KT IG textfooler: FLAT %.3f > base %.3f (difference %+.3f ± %.3f SE)", v["flat/kt/textfooler.ig"], v["base/kt/textfooler.ig"],
 		v["flat/kt/textfooler.ig"]-v["base/kt/textfooler.ig"], math.Hypot(v["flat/kt_se/textfooler.ig"], v["base/kt_se/textfooler.ig"]))
-	aa := fmt.Sprintf("check 11, textfooler: AA(FLAT) %.1f > AA(adv) %.1f (difference %+.1f ± %.1f SE)", v["flat/aa/textfooler"], v["adv/aa/textfooler"],
-		v["flat/aa/textfooler"]-v["adv/aa/textfooler"], math.Hypot(v["flat/aa_se/textfooler"], v["adv/aa_se/textfooler"]))
+	// Check 11 pairs the rows' results on the same test examples: the SE
+	// of the mean per-example difference of "kept its label" (0 or 1).
+	kept := func(row string) map[int]float64 {
+		rs, _, err := attack.ReadCSV(filepath.Join(out, row, "textfooler.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[int]float64{}
+		for _, r := range rs {
+			if r.Type == attack.Failed {
+				m[r.Index] = 1
+			} else {
+				m[r.Index] = 0
+			}
+		}
+		return m
+	}
+	kf, ka := kept("flat"), kept("adv")
+	var mean, sq float64
+	for i, x := range kf {
+		mean += (x - ka[i]) / float64(len(kf))
+		sq += (x - ka[i]) * (x - ka[i]) / float64(len(kf))
+	}
+	aa := fmt.Sprintf("check 11, textfooler: AA(FLAT) %.1f > AA(adv) %.1f (paired difference %+.1f ± %.1f SE, %d examples)", v["flat/aa/textfooler"], v["adv/aa/textfooler"],
+		v["flat/aa/textfooler"]-v["adv/aa/textfooler"], 100*math.Sqrt((sq-mean*mean)/float64(len(kf))), len(kf))
+	aa += fmt.Sprintf(": %s; AA(FLAT) ≥ AA(adv) − 1: %s", map[bool]string{true: "holds", false: "fails"}[v["flat/aa/textfooler"] > v["adv/aa/textfooler"]],
+		map[bool]string{true: "holds", false: "fails"}[v["flat/aa/textfooler"] >= v["adv/aa/textfooler"]-1])
 	for _, want := range []string{kt, aa} {
 		if !strings.Contains(stdout, want) || v["flat/kt_se/textfooler.ig"] <= 0 || v["adv/aa_se/textfooler"] <= 0 {
 			t.Errorf("table lacks %q (or a zero SE):\n%s", want, stdout)
