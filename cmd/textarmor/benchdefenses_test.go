@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/synth"
@@ -256,45 +257,58 @@ func TestFTMLTableMarksPartialCells(t *testing.T) {
 	}
 }
 
+// writePWWSCell writes a defense's clean and PWWS cells and a PWWS results
+// file of rows examples taken in order (kept: result Failed).
+func writePWWSCell(t *testing.T, dir, def string, order []int, rows int, kept func(k int) bool, n int, acc float64) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, def), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, def, "pwws.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := csv.NewWriter(f)
+	w.Write(attack.Columns)
+	for k := range rows {
+		typ := attack.Successful
+		if kept(k) {
+			typ = attack.Failed
+		}
+		w.Write([]string{"a b", "a c", "1", "0", "1", "10", string(typ), strconv.Itoa(order[k]), "0.1", "2", "1"})
+	}
+	w.Flush()
+	if err := f.Close(); err != nil || w.Error() != nil {
+		t.Fatal(err, w.Error())
+	}
+	for col, c := range map[string]tableCell{"clean": {Accuracy: 88, N: 25000}, "pwws": {Accuracy: acc, N: n}} {
+		c.Defense, c.Column = def, col
+		if err := writeJSON(filepath.Join(dir, def, col+".json"), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writePairedCells lays out an FTML cell on 1,000 examples and a SEM cell
+// on their first 200, whose results file a later pass has already
+// extended to 300. On the 200: FTML 50 %, SEM 25 %; the per-example
+// differences are 0 (k%4 == 0), +1 (k%4 == 2) and 0 otherwise: mean 0.25,
+// variance 0.1875, SE √(0.1875/200) = 3.1 points.
+func writePairedCells(t *testing.T, dir string, seed int64) {
+	order := rand.New(rand.NewSource(seed)).Perm(25000)
+	writePWWSCell(t, dir, "ftml", order, 1000, func(k int) bool { return k%2 == 0 }, 1000, 50)
+	writePWWSCell(t, dir, "sem", order, 300, func(k int) bool { return k >= 200 || k%4 == 0 }, 200, 25)
+}
+
+const pairedCheckLine = "pwws: FTML 50.0 ≥ sem 25.0 on the 200 examples both attacked (FTML 50.0 on its 1000; paired difference +25.0 ± 3.1 SE): holds"
+
 // The table's checks read each attack cell's results file and keep only
 // the cell's own examples: a baseline at n=200 whose file a later pass has
 // already extended to 300 is compared with FTML on those 200.
 func TestFTMLTablePairsOwnExamples(t *testing.T) {
 	dir := t.TempDir()
 	tb := &ftmlTable{out: dir, arch: "cnn", n: 1000, seed: 3, ds: &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}}
-	order := rand.New(rand.NewSource(tb.seed)).Perm(len(tb.ds.Test))
-	write := func(def string, rows int, keptIf func(k int) bool, n int, acc float64) {
-		t.Helper()
-		if err := os.MkdirAll(filepath.Join(dir, def), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		f, err := os.Create(filepath.Join(dir, def, "pwws.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w := csv.NewWriter(f)
-		w.Write(attack.Columns)
-		for k := range rows {
-			typ := attack.Successful
-			if keptIf(k) {
-				typ = attack.Failed
-			}
-			w.Write([]string{"a b", "a c", "1", "0", "1", "10", string(typ), strconv.Itoa(order[k]), "0.1", "2", "1"})
-		}
-		w.Flush()
-		if err := f.Close(); err != nil || w.Error() != nil {
-			t.Fatal(err, w.Error())
-		}
-		for col, c := range map[string]tableCell{"clean": {Accuracy: 88, N: 25000}, "pwws": {Accuracy: acc, N: n}} {
-			c.Defense, c.Column = def, col
-			if err := writeJSON(filepath.Join(dir, def, col+".json"), c); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	write("ftml", 1000, func(k int) bool { return k%2 == 0 }, 1000, 50)
-	// sem kept its first 200 examples' even ones and, past its cell, everything.
-	write("sem", 300, func(k int) bool { return k >= 200 || k%4 == 0 }, 200, 25)
+	writePairedCells(t, dir, tb.seed)
 	recipes := map[string]tableRecipe{"ftml": {Defense: "ftml", Epochs: 1}, "sem": {Defense: "sem", Epochs: 1}}
 	if err := tb.writeTable(io.Discard, []string{"ftml", "sem"}, []string{"pwws"}, recipes, false); err != nil {
 		t.Fatal(err)
@@ -303,10 +317,40 @@ func TestFTMLTablePairsOwnExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// On the 200: FTML 50 %, sem 25 %; differences 0 (k%4 == 0), +1 (k%4 == 2), 0 otherwise:
-	// mean 0.25, variance 0.1875, SE √(0.1875/200) = 3.1 points.
-	if w := "pwws: FTML 50.0 ≥ sem 25.0 on the 200 examples both attacked (FTML 50.0 on its 1000; paired difference +25.0 ± 3.1 SE): holds"; !strings.Contains(string(md), w) {
-		t.Errorf("table.md:\n%s\nlacks %q", md, w)
+	if !strings.Contains(string(md), pairedCheckLine) {
+		t.Errorf("table.md:\n%s\nlacks %q", md, pairedCheckLine)
+	}
+}
+
+// --report prints the table from the cells there while another run holds
+// the table's lock, and computes and writes nothing: a missing cell stays
+// missing.
+func TestFTMLTableReport(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "tab")
+	writePairedCells(t, filepath.Join(out, "cnn"), 3)
+	old := ftmlTableData
+	defer func() { ftmlTableData = old }()
+	ftmlTableData = func(string) (*dataset.Dataset, dataset.Preset, error) {
+		return &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}, dataset.Preset{Name: "imdb"}, nil
+	}
+	unlock, err := checkpoint.LockDir(filepath.Join(out, "cnn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	code, stdout, stderr := runCmd(t, "bench", "ftml-table", "--report", "--data", dir, "--out", out, "--defenses", "standard,ftml,sem",
+		"--attacks", "pwws", "--seed", "3")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, pairedCheckLine) || !strings.Contains(stdout, "| standard | 2 ep --batch 64 --lr 1e-3 | — | — |") {
+		t.Errorf("report:\n%s", stdout)
+	}
+	for _, f := range []string{"table.md", "table.json", "standard"} {
+		if _, err := os.Stat(filepath.Join(out, "cnn", f)); !os.IsNotExist(err) {
+			t.Errorf("--report wrote %s (%v)", f, err)
+		}
 	}
 }
 

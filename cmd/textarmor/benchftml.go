@@ -114,7 +114,7 @@ type tableCell struct {
 
 type ftmlTable struct {
 	out, arch, dataDir, synPath, vecPath string
-	quick                                bool
+	quick, report                        bool
 	n, trainN, cleanN, workers           int
 	first                                int // preview pass size (--first); 0 = none
 	passN                                int // examples per attack cell in the current pass
@@ -148,6 +148,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&tb.vecPath, "vectors", "", "word vectors for HLA's USE stand-in (default: the attacked model's embedding table)")
 	embeddings := fs.String("embeddings", "", "initial word vectors for every model (spec: GloVe 300-d); default random")
 	blasName := fs.String("blas", "", "BLAS backend (default: the build's)")
+	fs.BoolVar(&tb.report, "report", false, "print the table and its checks from the cells already there, computing and writing nothing (safe beside a running table)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -203,6 +204,15 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	tb.out = filepath.Join(tb.out, tb.arch)
+	if tb.report {
+		// The test set's size and the sample's order are all a report
+		// needs; a running table holds the lock and keeps writing.
+		var err error
+		if tb.ds, tb.preset, err = ftmlTableData(tb.dataDir); err != nil {
+			return err
+		}
+		return tb.writeTable(stdout, defs, atks, recipes, true)
+	}
 	unlock, err := checkpoint.LockDir(tb.out)
 	if err != nil {
 		return err
@@ -549,6 +559,10 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 		for _, c := range checks {
 			b.WriteString("- " + c + "\n")
 		}
+	}
+	if tb.report {
+		_, err := fmt.Fprint(stdout, b.String())
+		return err
 	}
 	if err := checkpoint.WriteFileAtomic(filepath.Join(tb.out, "table.md"), []byte(b.String()), 0o644); err != nil {
 		return err
