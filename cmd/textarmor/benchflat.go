@@ -103,6 +103,7 @@ type flatTable struct {
 	trainArgs              []string
 	flatLR                 string
 	n, workers             int
+	report                 bool // --report: print the table from the files there, nothing else
 	dataset                string
 	use                    map[string]string // row → a model trained elsewhere
 	stderr                 io.Writer
@@ -160,6 +161,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&synPath, "synonyms", "", "counter-fitted neighbour JSON for the attacks (default: under --data)")
 	fs.StringVar(&wnDir, "wordnet", "", "WordNet dict directory for the attacks (default: the system's)")
 	fs.Var(&use, "use", "ROW=DIR: take a row's model from DIR (trained elsewhere, e.g. with `train`) instead of training it; repeatable")
+	fs.BoolVar(&ft.report, "report", false, "print the table and its checks from the cells already there, training, attacking and writing nothing (safe beside a running block)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -227,6 +229,9 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 			ft.prepArgs = append(ft.prepArgs, "--"+f.Name+"="+f.Value.String())
 		}
 	})
+	if ft.report {
+		return ft.writeTable(stdout)
+	}
 	unlock, err := checkpoint.LockDir(ft.out)
 	if err != nil {
 		return err
@@ -671,6 +676,10 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 		for _, c := range checks {
 			b.WriteString("- " + c + "\n")
 		}
+	}
+	if ft.report {
+		_, err := fmt.Fprint(stdout, b.String())
+		return err
 	}
 	if err := checkpoint.WriteFileAtomic(filepath.Join(ft.out, "table.md"), []byte(b.String()), 0o644); err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -110,6 +111,31 @@ func TestBenchFLATTable(t *testing.T) {
 	code, again, stderr := runCmd(t, args...)
 	if code != 0 || again != stdout || strings.Contains(stderr, "textarmor train") || strings.Contains(stderr, "textarmor attack") {
 		t.Errorf("rerun: exit %d, same table %v, stderr:\n%s", code, again == stdout, stderr)
+	}
+	// --report prints the table beside a run holding the block's lock and
+	// trains, attacks and writes nothing: a removed cell stays missing.
+	unlock, err := checkpoint.LockDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lime := filepath.Join(out, "flat", "textfooler.lime.json")
+	saved, err := os.ReadFile(lime)
+	if err != nil || os.Remove(lime) != nil {
+		t.Fatal(err)
+	}
+	code, report, stderr := runCmd(t, append(append([]string{}, args...), "--report")...)
+	unlock()
+	if code != 0 || !strings.Contains(report, "| CNN-FLAT (textfooler) |") || !strings.Contains(report, " — |") || strings.Contains(stderr, "textarmor ") {
+		t.Errorf("--report: exit %d:\n%s\nstderr:\n%s", code, report, stderr)
+	}
+	if _, err := os.Stat(lime); !os.IsNotExist(err) {
+		t.Errorf("--report recomputed %s", lime)
+	}
+	if md, err := os.ReadFile(filepath.Join(out, "table.md")); err != nil || string(md) != stdout {
+		t.Errorf("--report rewrote table.md (%v)", err)
+	}
+	if err := os.WriteFile(lime, saved, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	// Another --n is not served by the 40-example cells: each is recomputed
 	// from its CSV (the first 30 rows of the same order; nothing trained).
