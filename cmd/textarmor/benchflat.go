@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/model"
 )
@@ -490,30 +489,16 @@ func (ft *flatTable) attackCell(row, recipe string) (flatCell, bool, error) {
 
 // pairedAA gives the FLAT row's after-attack accuracy minus another row's
 // with the paired standard error over the test examples both attacked
-// (every row attacks the same ones), read from the rows' result files. It
-// is "" when a file is missing or does not hold exactly the cells'
-// examples (an attack being extended to another --n); the caller then
-// keeps the unpaired SE.
-func (ft *flatTable) pairedAA(recipe, other string, nFLAT, nOther int) (string, error) {
-	kept := make([]map[int]bool, 2)
-	for k, row := range []string{"flat", other} {
-		rs, _, err := attack.ReadCSV(filepath.Join(ft.out, row, recipe+".csv"))
-		if errors.Is(err, os.ErrNotExist) {
-			return "", nil
-		}
-		if err != nil {
-			return "", err
-		}
-		kept[k] = map[int]bool{}
-		for _, r := range rs {
-			kept[k][r.Index] = r.Type == attack.Failed
-		}
+// (every row attacks the same ones), from keptByIndex of the rows' result
+// files. It is "" when a file is missing or does not hold exactly the
+// cells' examples (an attack being extended to another --n); the caller
+// then keeps the unpaired SE.
+func pairedAA(flat, other map[int]bool, nFLAT, nOther int) string {
+	n, accF, accO, se := pairedDifference(flat, other)
+	if n == 0 || n != nFLAT || n != nOther || len(flat) != n || len(other) != n {
+		return ""
 	}
-	n, accF, accO, se := pairedDifference(kept[0], kept[1])
-	if n == 0 || n != nFLAT || n != nOther || len(kept[0]) != n || len(kept[1]) != n {
-		return "", nil
-	}
-	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*(accF-accO), 100*se, n), nil
+	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*(accF-accO), 100*se, n)
 }
 
 // writeTable writes table.md and table.json from the summaries present
@@ -635,14 +620,23 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 	}
 	for _, a := range ft.attacks {
 		f, okF := has("flat", "aa/"+a)
+		var flatKept map[int]bool
+		if okF {
+			var err error
+			if flatKept, err = keptByIndex(filepath.Join(ft.out, "flat", a+".csv")); err != nil {
+				return err
+			}
+		}
 		for _, other := range []string{"base", "adv"} {
 			if o, ok := has(other, "aa/"+a); ok && okF {
 				diff := noise("aa/"+a, other, 1)
+				otherKept, err := keptByIndex(filepath.Join(ft.out, other, a+".csv"))
+				if err != nil {
+					return err
+				}
 				nF, _ := has("flat", "n/"+a)
 				nO, _ := has(other, "n/"+a)
-				if p, err := ft.pairedAA(a, other, int(nF), int(nO)); err != nil {
-					return err
-				} else if p != "" {
+				if p := pairedAA(flatKept, otherKept, int(nF), int(nO)); p != "" {
 					diff = p
 				}
 				line := fmt.Sprintf("check 11, %s: AA(FLAT) %.1f > AA(%s) %.1f%s: %s", a, f, other, o, diff, verdict(f > o))

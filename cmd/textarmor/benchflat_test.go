@@ -60,8 +60,9 @@ func TestBenchFLATTable(t *testing.T) {
 			t.Errorf("table.json lacks %s: %v", k, tab.Values)
 		}
 	}
-	// Every ordering check carries its difference's standard error,
-	// √(SE_FLAT² + SE_other²) from the cells' own SEs.
+	// Every ordering check carries its difference's standard error:
+	// check 13 √(SE_FLAT² + SE_other²) from the cells' own SEs, check 11
+	// the paired one below.
 	for _, line := range strings.Split(stdout, "\n") {
 		if (strings.HasPrefix(line, "- check 11") || strings.HasPrefix(line, "- check 13")) && !strings.Contains(line, " SE): ") && !strings.Contains(line, " SE, ") {
 			t.Errorf("check without its standard error: %s", line)

@@ -578,9 +578,25 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 	return nil
 }
 
-// keptByCell reads, for each attack cell whose results file exists,
-// which of its examples kept their label (result Failed), keyed by test
-// index. Only the cell's own examples count, the first N of the seeded
+// keptByIndex reads an attack results file: for each test index, whether
+// that example kept its label (result Failed). A missing file gives nil.
+func keptByIndex(path string) (map[int]bool, error) {
+	rs, _, err := attack.ReadCSV(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	kept := make(map[int]bool, len(rs))
+	for _, r := range rs {
+		kept[r.Index] = r.Type == attack.Failed
+	}
+	return kept, nil
+}
+
+// keptByCell gives keptByIndex for each attack cell whose results file
+// exists, restricted to the cell's own examples, the first N of the seeded
 // permutation: a file being extended by a later pass holds more.
 func (tb *ftmlTable) keptByCell(cells []tableCell) (map[[2]string]map[int]bool, error) {
 	var order []int
@@ -589,27 +605,23 @@ func (tb *ftmlTable) keptByCell(cells []tableCell) (map[[2]string]map[int]bool, 
 		if c.Column == "clean" {
 			continue
 		}
-		rs, _, err := attack.ReadCSV(filepath.Join(tb.out, c.Defense, c.Column+".csv"))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
-		}
+		all, err := keptByIndex(filepath.Join(tb.out, c.Defense, c.Column+".csv"))
 		if err != nil {
 			return nil, err
+		}
+		if all == nil {
+			continue
 		}
 		if order == nil {
 			order = rand.New(rand.NewSource(tb.seed)).Perm(len(tb.ds.Test))
 		}
 		own := map[int]bool{}
 		for _, i := range order[:min(c.N, len(order))] {
-			own[i] = true
-		}
-		k := map[int]bool{}
-		for _, r := range rs {
-			if own[r.Index] {
-				k[r.Index] = r.Type == attack.Failed
+			if k, ok := all[i]; ok {
+				own[i] = k
 			}
 		}
-		kept[[2]string{c.Defense, c.Column}] = k
+		kept[[2]string{c.Defense, c.Column}] = own
 	}
 	return kept, nil
 }
