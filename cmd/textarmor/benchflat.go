@@ -488,14 +488,28 @@ func (ft *flatTable) attackCell(row, recipe string) (flatCell, bool, error) {
 }
 
 // pairedAA gives the FLAT row's after-attack accuracy minus another row's
-// with the paired standard error over the test examples both attacked
-// (every row attacks the same ones), from keptByIndex of the rows' result
-// files. It is "" when a file is missing or does not hold exactly the
-// cells' examples (an attack being extended to another --n); the caller
-// then keeps the unpaired SE.
+// with the paired standard error over the test examples both attacked,
+// from keptByIndex of the rows' result files. Both cells cover the first n
+// test examples in file order (indices below n); a file may hold more (an
+// attack run earlier for a larger --n), which is left out. It is "" when
+// the cells' sizes differ or a file lacks some of their examples; the
+// caller then keeps the unpaired SE.
 func pairedAA(flat, other map[int]bool, nFLAT, nOther int) string {
-	n, accF, accO, se := pairedDifference(flat, other)
-	if n == 0 || n != nFLAT || n != nOther || len(flat) != n || len(other) != n {
+	if nFLAT != nOther || nFLAT == 0 {
+		return ""
+	}
+	own := func(kept map[int]bool) map[int]bool {
+		m := make(map[int]bool, nFLAT)
+		for i, k := range kept {
+			if i < nFLAT {
+				m[i] = k
+			}
+		}
+		return m
+	}
+	f, o := own(flat), own(other)
+	n, accF, accO, se := pairedDifference(f, o)
+	if n != nFLAT || len(f) != n || len(o) != n {
 		return ""
 	}
 	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*(accF-accO), 100*se, n)

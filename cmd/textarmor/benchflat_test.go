@@ -141,9 +141,14 @@ func TestBenchFLATTable(t *testing.T) {
 	// Another --n is not served by the 40-example cells: each is recomputed
 	// from its CSV (the first 30 rows of the same order; nothing trained).
 	n30 := append(append([]string{}, args...), "--n", "30")
-	code, _, stderr = runCmd(t, n30...)
+	code, table30, stderr := runCmd(t, n30...)
 	if code != 0 || strings.Count(stderr, "not this run's --n 30: recomputing") != 3*2 || strings.Contains(stderr, "textarmor train") {
 		t.Errorf("--n 30 rerun: exit %d:\n%s", code, stderr)
+	}
+	// The CSVs still hold the 40 examples of the first run; check 11 pairs
+	// the 30 the cells cover.
+	if strings.Count(table30, "SE, 30 examples)") != 2 {
+		t.Errorf("--n 30: check 11 not paired over the cells' 30 examples:\n%s", table30)
 	}
 	var cell struct {
 		N      int `json:"n"`
