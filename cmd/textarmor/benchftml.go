@@ -629,7 +629,7 @@ func (tb *ftmlTable) keptByCell(cells []tableCell) (map[[2]string]map[int]bool, 
 // pairedDifference compares two attack cells on the examples both
 // attacked: each one's after-attack accuracy there and the standard error
 // of the mean per-example difference. Pairing cancels what the examples
-// share (how hard each review is), so the SE is smaller than two
+// share (how hard each review is), so the SE is usually smaller than two
 // independent samples' and stays honest when one cell covers more.
 func pairedDifference(a, b map[int]bool) (n int, accA, accB, se float64) {
 	var sum, sumSq float64
