@@ -507,9 +507,10 @@ func pairedAA(flat, other map[int]bool, nFLAT, nOther int) string {
 		}
 		return m
 	}
-	f, o := own(flat), own(other)
-	n, accF, accO, se := pairedDifference(f, o)
-	if n != nFLAT || len(f) != n || len(o) != n {
+	// Both maps hold only indices below nFLAT, so n == nFLAT means both
+	// hold every one of them.
+	n, accF, accO, se := pairedDifference(own(flat), own(other))
+	if n != nFLAT {
 		return ""
 	}
 	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*(accF-accO), 100*se, n)
