@@ -108,6 +108,14 @@ func TestBenchFLATTable(t *testing.T) {
 	if err != nil || !fm.Net.Cfg.Mask || fm.Training["defense"] != "flat" || fm.MaxLen != 30 {
 		t.Fatalf("flat row model: max length %d, %v", fm.MaxLen, err)
 	}
+	// The table reports that model's masks: φ over its vocabulary.
+	phi := fm.Net.WordImportance()
+	ps := phiSummary(phi)
+	masks := fmt.Sprintf("FLAT word masks (inference φ over %d vocabulary words): median %.3f; %.1f %% above 0.9, %.1f %% below 0.1, %.1f %% within (0.4, 0.6).",
+		len(fm.Vocab.Words())-2, ps.Median, 100*ps.ShareAbove09, 100*ps.ShareBelow01, 100*ps.Share04to06)
+	if !strings.Contains(stdout, masks) || v["flat/phi_median"] != ps.Median || ps.Median <= 0 {
+		t.Errorf("table lacks %q (table.json median %v):\n%s", masks, v["flat/phi_median"], stdout)
+	}
 	// A rerun trains and attacks nothing and prints the same table.
 	code, again, stderr := runCmd(t, args...)
 	if code != 0 || again != stdout || strings.Contains(stderr, "textarmor train") || strings.Contains(stderr, "textarmor attack") {
