@@ -104,6 +104,7 @@ type flatTable struct {
 	flatLR                 string
 	n, workers             int
 	report                 bool // --report: print the table from the files there, nothing else
+	byRound                bool // --by-round: also attack the rounds' models --keep-rounds kept
 	dataset                string
 	use                    map[string]string // row → a model trained elsewhere
 	stderr                 io.Writer
@@ -161,6 +162,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&synPath, "synonyms", "", "counter-fitted neighbour JSON for the attacks (default: under --data)")
 	fs.StringVar(&wnDir, "wordnet", "", "WordNet dict directory for the attacks (default: the system's)")
 	fs.Var(&use, "use", "ROW=DIR: take a row's model from DIR (trained elsewhere, e.g. with `train`) instead of training it; repeatable")
+	fs.BoolVar(&ft.byRound, "by-round", false, "also attack each round's best-dev model of the adv and FLAT rows (ROW/model.roundR, kept by --train-args --keep-rounds) with every --attacks on the same examples, and print their AA by round (no interpretations)")
 	fs.BoolVar(&ft.report, "report", false, "print the table and its checks from the cells already there, training, attacking and writing nothing (safe beside a running block)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -244,6 +246,11 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 		for _, a := range ft.attacks {
 			if err := ft.evaluate(r, a); err != nil {
 				return fmt.Errorf("flat-table: %s, %s: %w", r, a, err)
+			}
+		}
+		if ft.byRound && r != "base" {
+			if err := ft.evaluateRounds(r); err != nil {
+				return fmt.Errorf("flat-table: %s: %w", r, err)
 			}
 		}
 		if err := ft.writeTable(io.Discard); err != nil {
@@ -386,23 +393,65 @@ func (ft *flatTable) adopt(row string, rec rowRecord) error {
 // method (the attack itself runs once: later runs resume its CSV).
 func (ft *flatTable) evaluate(row, recipe string) error {
 	dir := filepath.Join(ft.out, row)
-	methods := ft.methods
+	return ft.attackModel(row, filepath.Join(dir, "model"), filepath.Join(dir, recipe), recipe, ft.methods)
+}
+
+// evaluateRounds attacks each round's model a row's training kept
+// (ROW/model.roundR) with every attack, into ROW/roundR.ATTACK.{csv,json}.
+func (ft *flatTable) evaluateRounds(row string) error {
+	rounds, err := ft.roundModels(row)
+	if err != nil {
+		return err
+	}
+	if len(rounds) == 0 {
+		fmt.Fprintf(ft.stderr, "flat-table: %s: --by-round: no round models kept (train the row with --train-args --keep-rounds)\n", row)
+	}
+	for _, r := range rounds {
+		for _, a := range ft.attacks {
+			dir := filepath.Join(ft.out, row)
+			if err := ft.attackModel(row, filepath.Join(dir, fmt.Sprintf("model.round%d", r)), filepath.Join(dir, fmt.Sprintf("round%d.%s", r, a)), a, nil); err != nil {
+				return fmt.Errorf("round %d, %s: %w", r, a, err)
+			}
+		}
+	}
+	return nil
+}
+
+// roundModels lists the rounds R whose model ROW/model.roundR exists, in order.
+func (ft *flatTable) roundModels(row string) ([]int, error) {
+	var rounds []int
+	for r := 1; ; r++ {
+		_, err := os.Stat(filepath.Join(ft.out, row, fmt.Sprintf("model.round%d", r)))
+		if errors.Is(err, os.ErrNotExist) {
+			return rounds, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		rounds = append(rounds, r)
+	}
+}
+
+// attackModel runs one attack on a model, once per interpretation method,
+// into BASE.csv and BASE[.METHOD].json (the attack itself runs once: later
+// runs resume its CSV).
+func (ft *flatTable) attackModel(row, modelDir, base, recipe string, methods []string) error {
 	if len(methods) == 0 {
 		methods = []string{""}
 	}
 	for _, m := range methods {
-		name := recipe
+		name := base
 		if m != "" {
 			name += "." + m
 		}
-		path := filepath.Join(dir, name+".json")
+		path := name + ".json"
 		if fresh, err := ft.cellFresh(path); err != nil {
 			return err
 		} else if fresh {
 			continue
 		}
-		csv := filepath.Join(dir, recipe+".csv")
-		args := []string{"--model", filepath.Join(dir, "model"), "--recipe", recipe, "--protocol", "flat", "--n", fmt.Sprint(ft.n),
+		csv := base + ".csv"
+		args := []string{"--model", modelDir, "--recipe", recipe, "--protocol", "flat", "--n", fmt.Sprint(ft.n),
 			"--workers", fmt.Sprint(ft.workers), "--json", "--quiet", "--out", csv}
 		if _, err := os.Stat(csv); err == nil {
 			args = append(args, "--resume")
@@ -622,6 +671,11 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 			vals[key{"flat", "phi_median"}], vals[key{"flat", "phi_above_0_9"}], vals[key{"flat", "phi_below_0_1"}] = ps.Median, ps.ShareAbove09, ps.ShareBelow01
 		}
 	}
+	if sec, err := ft.roundsSection(); err != nil {
+		return err
+	} else if sec != "" {
+		b.WriteString("\n" + sec)
+	}
 	// Spec checks 11–13 on the cells present.
 	var checks []string
 	has := func(r, col string) (float64, bool) { v, ok := vals[key{r, col}]; return v, ok }
@@ -714,6 +768,97 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 	}
 	fmt.Fprint(stdout, b.String())
 	return nil
+}
+
+// roundsTraining is what a row's model records of its rounds.
+type roundsTraining struct {
+	Config struct {
+		Training struct {
+			BestRound  *int `json:"best_round"`
+			RoundStats []struct {
+				Round      int     `json:"round"`
+				BestDevAcc float64 `json:"best_dev_acc"`
+			} `json:"round_stats"`
+		} `json:"training"`
+	} `json:"config"`
+}
+
+// roundsSection is the AA-by-round table of the adv and FLAT rows from
+// the round cells there (--by-round), "" when there are none. The spec
+// selects a row's model by dev accuracy (§4.1); this shows what that choice
+// costs or gains in robustness.
+func (ft *flatTable) roundsSection() (string, error) {
+	var lines []string
+	maxRound := 0
+	for _, row := range ft.rows {
+		if row == "base" {
+			continue
+		}
+		rounds, err := ft.roundModels(row)
+		if err != nil {
+			return "", err
+		}
+		if len(rounds) == 0 {
+			continue
+		}
+		var rec roundsTraining
+		if raw, err := os.ReadFile(filepath.Join(ft.out, row, "model", "config.json")); err == nil {
+			if err := json.Unmarshal(raw, &rec); err != nil {
+				return "", fmt.Errorf("%s/model/config.json: %w", row, err)
+			}
+		}
+		tr := rec.Config.Training
+		label := fmt.Sprintf("%s-%s (%s)", strings.ToUpper(ft.arch), map[string]string{"adv": "adv", "flat": "FLAT"}[row], ft.trainAttack)
+		dev := fmt.Sprintf("| %s | best dev accuracy |", label)
+		for _, r := range rounds {
+			cell := " — |"
+			for _, st := range tr.RoundStats {
+				if st.Round == r {
+					cell = fmt.Sprintf(" %.2f |", 100*st.BestDevAcc)
+				}
+			}
+			dev += cell
+		}
+		row1 := []string{dev}
+		found := false
+		for _, a := range ft.attacks {
+			line := fmt.Sprintf("| %s | AA %s |", label, a)
+			for _, r := range rounds {
+				c, ok, err := ft.readCell(row, fmt.Sprintf("round%d.%s", r, a))
+				if err != nil {
+					return "", err
+				}
+				if !ok {
+					line += " — |"
+					continue
+				}
+				found = true
+				mark := ""
+				if tr.BestRound != nil && *tr.BestRound == r {
+					mark = " *"
+				}
+				line += fmt.Sprintf(" %.1f ± %.1f%s |", 100*c.AfterAttack, 100*binomialSE(c.AfterAttack, c.N), mark)
+			}
+			row1 = append(row1, line)
+		}
+		if found || ft.byRound {
+			lines = append(lines, row1...)
+			maxRound = max(maxRound, rounds[len(rounds)-1])
+		}
+	}
+	if len(lines) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	b.WriteString("By round (`--by-round`): each round's best-dev model, attacked on the same examples (AA ± its SE); * marks the round whose model the dev accuracy selected, the table's row.\n\n| model | |")
+	for r := 1; r <= maxRound; r++ {
+		fmt.Fprintf(&b, " round %d |", r)
+	}
+	b.WriteString("\n|---|---|" + strings.Repeat("---|", maxRound) + "\n")
+	for _, l := range lines {
+		b.WriteString(l + strings.Repeat(" — |", maxRound-strings.Count(l, "|")+3) + "\n")
+	}
+	return b.String(), nil
 }
 
 // flatMaskLine summarises the FLAT row's inference-time word masks φ over

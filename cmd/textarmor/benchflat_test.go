@@ -312,3 +312,78 @@ func TestFlatTableIMDBDefaultN(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchFLATTableByRound: --by-round attacks each round's kept model on
+// the table's examples; the dev-selected round's model is the row's own, so
+// its AA must equal the row's AA.
+func TestBenchFLATTableByRound(t *testing.T) {
+	dir := t.TempDir()
+	tr, dv, te, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "syn.json")
+	writeCSV(t, tr, 200, 1)
+	writeCSV(t, dv, 60, 2)
+	writeCSV(t, te, 40, 3)
+	writeSynonyms(t, syn)
+	out := filepath.Join(dir, "table")
+	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 2 --round-epochs 1 --adv-per-round 40 --batch 32 --keep-rounds"
+	args := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
+		"--wordnet", filepath.Join(dir, "no-wordnet"), "--model", "cnn", "--attack", "textfooler", "--max-len", "30",
+		"--explain", "none", "--rows", "base,flat", "--workers", "2", "--flat-lr", "0.01", "--out", out, "--train-args", small, "--by-round"}
+	code, stdout, stderr := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Logf("table:\n%s", stdout)
+	var rec roundsTraining
+	raw, err := os.ReadFile(filepath.Join(out, "flat", "model", "config.json"))
+	if err == nil {
+		err = json.Unmarshal(raw, &rec)
+	}
+	if err != nil || rec.Config.Training.BestRound == nil || len(rec.Config.Training.RoundStats) != 2 {
+		t.Fatalf("flat row's training record: %v %+v", err, rec)
+	}
+	best := *rec.Config.Training.BestRound
+	row, ok, err := (&flatTable{out: out}).readCell("flat", "textfooler")
+	if !ok || err != nil {
+		t.Fatalf("flat row cell: %v", err)
+	}
+	want := "| CNN-FLAT (textfooler) | AA textfooler |"
+	dev := "| CNN-FLAT (textfooler) | best dev accuracy |"
+	for r := 1; r <= 2; r++ {
+		c, ok, err := (&flatTable{out: out}).readCell("flat", fmt.Sprintf("round%d.textfooler", r))
+		if !ok || err != nil || c.N != 40 {
+			t.Fatalf("round %d cell: %v (n %d)", r, err, c.N)
+		}
+		mark := ""
+		if r == best {
+			mark = " *"
+			if c.AfterAttack != row.AfterAttack || c.OriginalAccuracy != row.OriginalAccuracy {
+				t.Errorf("selected round %d: SA/AA %v/%v, the row's %v/%v", r, c.OriginalAccuracy, c.AfterAttack, row.OriginalAccuracy, row.AfterAttack)
+			}
+		}
+		want += fmt.Sprintf(" %.1f ± %.1f%s |", 100*c.AfterAttack, 100*binomialSE(c.AfterAttack, c.N), mark)
+		dev += fmt.Sprintf(" %.2f |", 100*rec.Config.Training.RoundStats[r-1].BestDevAcc)
+	}
+	// The other round's cell is that round's own model under attack.
+	other := 3 - best
+	code, direct, stderr := runCmd(t, "attack", "--model", filepath.Join(out, "flat", fmt.Sprintf("model.round%d", other)), "--recipe", "textfooler", "--protocol", "flat",
+		"--test", te, "--synonyms", syn, "--wordnet", filepath.Join(dir, "no-wordnet"), "--n", "40", "--json", "--quiet")
+	var d flatCell
+	if code != 0 || json.Unmarshal([]byte(direct), &d) != nil {
+		t.Fatalf("attack round %d: exit %d: %s", other, code, stderr)
+	}
+	if c, _, _ := (&flatTable{out: out}).readCell("flat", fmt.Sprintf("round%d.textfooler", other)); c.AfterAttack != d.AfterAttack || c.OriginalAccuracy != d.OriginalAccuracy {
+		t.Errorf("round %d cell SA/AA %v/%v, its model attacked directly %v/%v", other, c.OriginalAccuracy, c.AfterAttack, d.OriginalAccuracy, d.AfterAttack)
+	}
+	for _, w := range []string{"| model | | round 1 | round 2 |", want, dev} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("table lacks %q:\n%s", w, stdout)
+		}
+	}
+	// --report shows the section from the files alone; a rerun attacks nothing.
+	if code, report, _ := runCmd(t, "bench", "flat-table", "--train", tr, "--test", te, "--model", "cnn", "--rows", "base,flat", "--explain", "none", "--out", out, "--report"); code != 0 || !strings.Contains(report, want) {
+		t.Errorf("--report lacks %q:\n%s", want, report)
+	}
+	if code, _, stderr := runCmd(t, args...); code != 0 || strings.Contains(stderr, "textarmor attack") {
+		t.Errorf("rerun: exit %d, stderr:\n%s", code, stderr)
+	}
+}
