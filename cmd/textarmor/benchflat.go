@@ -788,7 +788,11 @@ type roundsTraining struct {
 // selects a row's model by dev accuracy (§4.1); this shows what that choice
 // costs or gains in robustness.
 func (ft *flatTable) roundsSection() (string, error) {
-	var lines []string
+	type line struct {
+		label, what string
+		cells       map[int]string // round → cell
+	}
+	var lines []line
 	maxRound := 0
 	for _, row := range ft.rows {
 		if row == "base" {
@@ -809,40 +813,32 @@ func (ft *flatTable) roundsSection() (string, error) {
 		}
 		tr := rec.Config.Training
 		label := fmt.Sprintf("%s-%s (%s)", strings.ToUpper(ft.arch), map[string]string{"adv": "adv", "flat": "FLAT"}[row], ft.trainAttack)
-		dev := fmt.Sprintf("| %s | best dev accuracy |", label)
-		for _, r := range rounds {
-			cell := " — |"
-			for _, st := range tr.RoundStats {
-				if st.Round == r {
-					cell = fmt.Sprintf(" %.2f |", 100*st.BestDevAcc)
-				}
-			}
-			dev += cell
+		dev := line{label, "best dev accuracy", map[int]string{}}
+		for _, st := range tr.RoundStats {
+			dev.cells[st.Round] = fmt.Sprintf("%.2f", 100*st.BestDevAcc)
 		}
-		row1 := []string{dev}
-		found := false
+		rowLines := []line{dev}
+		attacked := false
 		for _, a := range ft.attacks {
-			line := fmt.Sprintf("| %s | AA %s |", label, a)
+			aa := line{label, "AA " + a, map[int]string{}}
 			for _, r := range rounds {
 				c, ok, err := ft.readCell(row, fmt.Sprintf("round%d.%s", r, a))
 				if err != nil {
 					return "", err
 				}
 				if !ok {
-					line += " — |"
 					continue
 				}
-				found = true
-				mark := ""
+				attacked = true
+				aa.cells[r] = fmt.Sprintf("%.1f ± %.1f", 100*c.AfterAttack, 100*binomialSE(c.AfterAttack, c.N))
 				if tr.BestRound != nil && *tr.BestRound == r {
-					mark = " *"
+					aa.cells[r] += " *"
 				}
-				line += fmt.Sprintf(" %.1f ± %.1f%s |", 100*c.AfterAttack, 100*binomialSE(c.AfterAttack, c.N), mark)
 			}
-			row1 = append(row1, line)
+			rowLines = append(rowLines, aa)
 		}
-		if found || ft.byRound {
-			lines = append(lines, row1...)
+		if attacked || ft.byRound {
+			lines = append(lines, rowLines...)
 			maxRound = max(maxRound, rounds[len(rounds)-1])
 		}
 	}
@@ -856,7 +852,15 @@ func (ft *flatTable) roundsSection() (string, error) {
 	}
 	b.WriteString("\n|---|---|" + strings.Repeat("---|", maxRound) + "\n")
 	for _, l := range lines {
-		b.WriteString(l + strings.Repeat(" — |", maxRound-strings.Count(l, "|")+3) + "\n")
+		fmt.Fprintf(&b, "| %s | %s |", l.label, l.what)
+		for r := 1; r <= maxRound; r++ {
+			if c, ok := l.cells[r]; ok {
+				fmt.Fprintf(&b, " %s |", c)
+			} else {
+				b.WriteString(" — |")
+			}
+		}
+		b.WriteString("\n")
 	}
 	return b.String(), nil
 }
