@@ -817,7 +817,8 @@ func (ft *flatTable) roundsSection() (string, error) {
 		for _, st := range tr.RoundStats {
 			dev.cells[st.Round] = fmt.Sprintf("%.2f", 100*st.BestDevAcc)
 		}
-		rowLines := []line{dev}
+		sa := line{label, "SA", map[int]string{}}
+		rowLines := []line{dev, sa}
 		attacked := false
 		for _, a := range ft.attacks {
 			aa := line{label, "AA " + a, map[int]string{}}
@@ -830,6 +831,7 @@ func (ft *flatTable) roundsSection() (string, error) {
 					continue
 				}
 				attacked = true
+				sa.cells[r] = fmt.Sprintf("%.1f", 100*c.OriginalAccuracy) // the same examples for every attack
 				aa.cells[r] = fmt.Sprintf("%.1f ± %.1f", 100*c.AfterAttack, 100*binomialSE(c.AfterAttack, c.N))
 				if tr.BestRound != nil && *tr.BestRound == r {
 					aa.cells[r] += " *"
@@ -846,7 +848,7 @@ func (ft *flatTable) roundsSection() (string, error) {
 		return "", nil
 	}
 	var b strings.Builder
-	b.WriteString("By round (`--by-round`): each round's best-dev model, attacked on the same examples (AA ± its SE); * marks the round whose model the dev accuracy selected, the table's row.\n\n| model | |")
+	b.WriteString("By round (`--by-round`): each round's best-dev model, attacked on the same examples (SA: its clean accuracy there; AA ± its SE); * marks the round whose model the dev accuracy selected, the table's row.\n\n| model | |")
 	for r := 1; r <= maxRound; r++ {
 		fmt.Fprintf(&b, " round %d |", r)
 	}

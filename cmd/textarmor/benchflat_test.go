@@ -348,6 +348,7 @@ func TestBenchFLATTableByRound(t *testing.T) {
 	}
 	want := "| CNN-FLAT (textfooler) | AA textfooler |"
 	dev := "| CNN-FLAT (textfooler) | best dev accuracy |"
+	sa := "| CNN-FLAT (textfooler) | SA |"
 	for r := 1; r <= 2; r++ {
 		c, ok, err := (&flatTable{out: out}).readCell("flat", fmt.Sprintf("round%d.textfooler", r))
 		if !ok || err != nil || c.N != 40 {
@@ -362,6 +363,7 @@ func TestBenchFLATTableByRound(t *testing.T) {
 		}
 		want += fmt.Sprintf(" %.1f ± %.1f%s |", 100*c.AfterAttack, 100*binomialSE(c.AfterAttack, c.N), mark)
 		dev += fmt.Sprintf(" %.2f |", 100*rec.Config.Training.RoundStats[r-1].BestDevAcc)
+		sa += fmt.Sprintf(" %.1f |", 100*c.OriginalAccuracy)
 	}
 	// The other round's cell is that round's own model under attack.
 	other := 3 - best
@@ -374,7 +376,7 @@ func TestBenchFLATTableByRound(t *testing.T) {
 	if c, _, _ := (&flatTable{out: out}).readCell("flat", fmt.Sprintf("round%d.textfooler", other)); c.AfterAttack != d.AfterAttack || c.OriginalAccuracy != d.OriginalAccuracy {
 		t.Errorf("round %d cell SA/AA %v/%v, its model attacked directly %v/%v", other, c.OriginalAccuracy, c.AfterAttack, d.OriginalAccuracy, d.AfterAttack)
 	}
-	for _, w := range []string{"| model | | round 1 | round 2 |", want, dev} {
+	for _, w := range []string{"| model | | round 1 | round 2 |", want, dev, sa} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("table lacks %q:\n%s", w, stdout)
 		}
