@@ -406,9 +406,9 @@ func (ft *flatTable) evaluateRounds(row string) error {
 	if len(rounds) == 0 {
 		fmt.Fprintf(ft.stderr, "flat-table: %s: --by-round: no round models kept (train the row with --train-args --keep-rounds)\n", row)
 	}
+	dir := filepath.Join(ft.out, row)
 	for _, r := range rounds {
 		for _, a := range ft.attacks {
-			dir := filepath.Join(ft.out, row)
 			if err := ft.attackModel(row, filepath.Join(dir, fmt.Sprintf("model.round%d", r)), filepath.Join(dir, fmt.Sprintf("round%d.%s", r, a)), a, nil); err != nil {
 				return fmt.Errorf("round %d, %s: %w", r, a, err)
 			}
@@ -870,8 +870,8 @@ func (ft *flatTable) roundsSection() (string, error) {
 // flatMaskLine summarises the FLAT row's inference-time word masks φ over
 // its vocabulary, or "" while the row has no model yet. Masks near 1 for
 // most words leave FLAT close to its unmasked encoder, which is worth
-// knowing before reading its robustness (on IMDB's long texts the spec's
-// per-token mean of the entropy term is much weaker than the paper's sum).
+// knowing before reading its robustness (on long texts the spec's per-token
+// mean of the entropy term is much weaker than the paper's sum).
 func flatMaskLine(dir string) (string, phiStats, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
 		return "", phiStats{}, nil
@@ -888,7 +888,7 @@ func flatMaskLine(dir string) (string, phiStats, error) {
 	line := fmt.Sprintf("FLAT word masks (inference φ over %d vocabulary words): median %.3f; %.1f %% above 0.9, %.1f %% below 0.1, %.1f %% within (0.4, 0.6).",
 		len(phi)-2, ps.Median, 100*ps.ShareAbove09, 100*ps.ShareBelow01, 100*ps.Share04to06)
 	if ps.ShareAbove09 > 0.5 {
-		line += " Most words pass almost unmasked, so FLAT stays close to its unmasked encoder; `--train-args \"--entropy-reduction sum\"` (the paper's H) or a larger `--beta` weights the entropy term that pulls φ towards 0.5 (spec F4)."
+		line += " Most words pass almost unmasked, so FLAT stays close to its unmasked encoder (β and the entropy term's reduction decide how far φ is pulled towards 0.5; spec F4, docs/flat.md)."
 	}
 	return line, ps, nil
 }

@@ -18,13 +18,21 @@ import (
 // TestBenchFLATTable runs the three rows end to end on a generated task,
 // checks the table and its checks, that a rerun resumes without training,
 // and that changed training flags are refused.
-func TestBenchFLATTable(t *testing.T) {
-	dir := t.TempDir()
-	tr, dv, te, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "syn.json")
+// flatTableFixture writes a small generated task (train, dev, test and a
+// synonym table) into a fresh folder.
+func flatTableFixture(t *testing.T) (dir, tr, dv, te, syn string) {
+	t.Helper()
+	dir = t.TempDir()
+	tr, dv, te, syn = filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "syn.json")
 	writeCSV(t, tr, 200, 1)
 	writeCSV(t, dv, 60, 2)
 	writeCSV(t, te, 40, 3)
 	writeSynonyms(t, syn)
+	return dir, tr, dv, te, syn
+}
+
+func TestBenchFLATTable(t *testing.T) {
+	dir, tr, dv, te, syn := flatTableFixture(t)
 	out := filepath.Join(dir, "table")
 	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 1 --round-epochs 1 --adv-per-round 40 --batch 32"
 	args := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
@@ -317,12 +325,7 @@ func TestFlatTableIMDBDefaultN(t *testing.T) {
 // the table's examples; the dev-selected round's model is the row's own, so
 // its AA must equal the row's AA.
 func TestBenchFLATTableByRound(t *testing.T) {
-	dir := t.TempDir()
-	tr, dv, te, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "test.csv"), filepath.Join(dir, "syn.json")
-	writeCSV(t, tr, 200, 1)
-	writeCSV(t, dv, 60, 2)
-	writeCSV(t, te, 40, 3)
-	writeSynonyms(t, syn)
+	dir, tr, dv, te, syn := flatTableFixture(t)
 	out := filepath.Join(dir, "table")
 	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 2 --round-epochs 1 --adv-per-round 40 --batch 32 --keep-rounds"
 	args := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
