@@ -545,25 +545,39 @@ func (ft *flatTable) attackCell(row, recipe string) (flatCell, bool, error) {
 // the cells' sizes differ or a file lacks some of their examples; the
 // caller then keeps the unpaired SE.
 func pairedAA(flat, other map[int]bool, nFLAT, nOther int) string {
-	if nFLAT != nOther || nFLAT == 0 {
+	if nFLAT != nOther {
 		return ""
 	}
+	diff, se, ok := pairedOnFirst(flat, other, nFLAT)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*diff, 100*se, nFLAT)
+}
+
+// pairedOnFirst is AA(a) − AA(b) with its paired SE over the test examples
+// 0..n-1, from keptByIndex maps that may hold more; ok is false unless both
+// hold every one of them.
+func pairedOnFirst(a, b map[int]bool, n int) (diff, se float64, ok bool) {
+	if n == 0 {
+		return 0, 0, false
+	}
 	own := func(kept map[int]bool) map[int]bool {
-		m := make(map[int]bool, nFLAT)
+		m := make(map[int]bool, n)
 		for i, k := range kept {
-			if i < nFLAT {
+			if i < n {
 				m[i] = k
 			}
 		}
 		return m
 	}
-	// Both maps hold only indices below nFLAT, so n == nFLAT means both
-	// hold every one of them.
-	n, accF, accO, se := pairedDifference(own(flat), own(other))
-	if n != nFLAT {
-		return ""
+	// Both maps hold only indices below n, so a shared count of n means
+	// both hold every one of them.
+	shared, accA, accB, se := pairedDifference(own(a), own(b))
+	if shared != n {
+		return 0, 0, false
 	}
-	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*(accF-accO), 100*se, n)
+	return accA - accB, se, true
 }
 
 // writeTable writes table.md and table.json from the summaries present
@@ -770,6 +784,17 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 	return nil
 }
 
+// keptCell reads which test examples a row's attack cell kept their label,
+// with the cell's size; nil when the cell is not there.
+func (ft *flatTable) keptCell(row, recipe string) (map[int]bool, int, error) {
+	c, ok, err := ft.attackCell(row, recipe)
+	if err != nil || !ok {
+		return nil, 0, err
+	}
+	kept, err := keptByIndex(filepath.Join(ft.out, row, recipe+".csv"))
+	return kept, c.N, err
+}
+
 // roundsTraining is what a row's model records of its rounds.
 type roundsTraining struct {
 	Config struct {
@@ -794,6 +819,7 @@ func (ft *flatTable) roundsSection() (string, error) {
 	}
 	var lines []line
 	maxRound := 0
+	roundKept, roundN := map[string]map[int]bool{}, map[string]int{} // "ROW/roundR.ATTACK" → its results
 	for _, row := range ft.rows {
 		if row == "base" {
 			continue
@@ -822,8 +848,14 @@ func (ft *flatTable) roundsSection() (string, error) {
 		attacked := false
 		for _, a := range ft.attacks {
 			aa := line{label, "AA " + a, map[int]string{}}
+			vsBase := line{label, "AA " + a + " − base (paired)", map[int]string{}}
+			base, baseN, err := ft.keptCell("base", a)
+			if err != nil {
+				return "", err
+			}
 			for _, r := range rounds {
-				c, ok, err := ft.readCell(row, fmt.Sprintf("round%d.%s", r, a))
+				name := fmt.Sprintf("round%d.%s", r, a)
+				c, ok, err := ft.readCell(row, name)
 				if err != nil {
 					return "", err
 				}
@@ -836,8 +868,21 @@ func (ft *flatTable) roundsSection() (string, error) {
 				if tr.BestRound != nil && *tr.BestRound == r {
 					aa.cells[r] += " *"
 				}
+				kept, err := keptByIndex(filepath.Join(ft.out, row, name+".csv"))
+				if err != nil {
+					return "", err
+				}
+				roundKept[row+"/"+name], roundN[row+"/"+name] = kept, c.N
+				if base != nil && baseN == c.N {
+					if d, se, ok := pairedOnFirst(kept, base, c.N); ok {
+						vsBase.cells[r] = fmt.Sprintf("%+.1f ± %.1f", 100*d, 100*se)
+					}
+				}
 			}
 			rowLines = append(rowLines, aa)
+			if len(vsBase.cells) > 0 {
+				rowLines = append(rowLines, vsBase)
+			}
 		}
 		if attacked || ft.byRound {
 			lines = append(lines, rowLines...)
@@ -846,6 +891,24 @@ func (ft *flatTable) roundsSection() (string, error) {
 	}
 	if len(lines) == 0 {
 		return "", nil
+	}
+	// FLAT against adv round for round, on the same examples.
+	for _, a := range ft.attacks {
+		l := line{fmt.Sprintf("%s-FLAT − adv (%s)", strings.ToUpper(ft.arch), ft.trainAttack), "AA " + a + ", same round (paired)", map[int]string{}}
+		for r := 1; r <= maxRound; r++ {
+			name := fmt.Sprintf("round%d.%s", r, a)
+			f, okF := roundKept["flat/"+name]
+			o, okO := roundKept["adv/"+name]
+			if !okF || !okO || roundN["flat/"+name] != roundN["adv/"+name] {
+				continue
+			}
+			if d, se, ok := pairedOnFirst(f, o, roundN["flat/"+name]); ok {
+				l.cells[r] = fmt.Sprintf("%+.1f ± %.1f", 100*d, 100*se)
+			}
+		}
+		if len(l.cells) > 0 {
+			lines = append(lines, l)
+		}
 	}
 	var b strings.Builder
 	b.WriteString("By round (`--by-round`): each round's best-dev model, attacked on the same examples (SA: its clean accuracy there; AA ± its SE); * marks the round whose model the dev accuracy selected, the table's row.\n\n| model | |")

@@ -330,7 +330,7 @@ func TestBenchFLATTableByRound(t *testing.T) {
 	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 2 --round-epochs 1 --adv-per-round 40 --batch 32 --keep-rounds"
 	args := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
 		"--wordnet", filepath.Join(dir, "no-wordnet"), "--model", "cnn", "--attack", "textfooler", "--max-len", "30",
-		"--explain", "none", "--rows", "base,flat", "--workers", "2", "--flat-lr", "0.01", "--out", out, "--train-args", small, "--by-round"}
+		"--explain", "none", "--rows", "base,adv,flat", "--workers", "2", "--flat-lr", "0.01", "--out", out, "--train-args", small, "--by-round"}
 	code, stdout, stderr := runCmd(t, args...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -379,16 +379,57 @@ func TestBenchFLATTableByRound(t *testing.T) {
 	if c, _, _ := (&flatTable{out: out}).readCell("flat", fmt.Sprintf("round%d.textfooler", other)); c.AfterAttack != d.AfterAttack || c.OriginalAccuracy != d.OriginalAccuracy {
 		t.Errorf("round %d cell SA/AA %v/%v, its model attacked directly %v/%v", other, c.OriginalAccuracy, c.AfterAttack, d.OriginalAccuracy, d.AfterAttack)
 	}
-	for _, w := range []string{"| model | | round 1 | round 2 |", want, dev, sa} {
+	// The paired differences: each round against base, and FLAT against
+	// adv in the same round, worked out here from the attack CSVs.
+	vsBase := "| CNN-FLAT (textfooler) | AA textfooler − base (paired) |"
+	vsAdv := "| CNN-FLAT − adv (textfooler) | AA textfooler, same round (paired) |"
+	for r := 1; r <= 2; r++ {
+		name := fmt.Sprintf("round%d.textfooler.csv", r)
+		d, se := pairedByHand(t, filepath.Join(out, "flat", name), filepath.Join(out, "base", "textfooler.csv"))
+		vsBase += fmt.Sprintf(" %+.1f ± %.1f |", 100*d, 100*se)
+		d, se = pairedByHand(t, filepath.Join(out, "flat", name), filepath.Join(out, "adv", name))
+		vsAdv += fmt.Sprintf(" %+.1f ± %.1f |", 100*d, 100*se)
+	}
+	for _, w := range []string{"| model | | round 1 | round 2 |", want, dev, sa, vsBase, vsAdv, "| CNN-adv (textfooler) | AA textfooler |"} {
 		if !strings.Contains(stdout, w) {
 			t.Errorf("table lacks %q:\n%s", w, stdout)
 		}
 	}
 	// --report shows the section from the files alone; a rerun attacks nothing.
-	if code, report, _ := runCmd(t, "bench", "flat-table", "--train", tr, "--test", te, "--model", "cnn", "--rows", "base,flat", "--explain", "none", "--out", out, "--report"); code != 0 || !strings.Contains(report, want) {
+	if code, report, _ := runCmd(t, "bench", "flat-table", "--train", tr, "--test", te, "--model", "cnn", "--rows", "base,adv,flat", "--explain", "none", "--out", out, "--report"); code != 0 || !strings.Contains(report, want) {
 		t.Errorf("--report lacks %q:\n%s", want, report)
 	}
 	if code, _, stderr := runCmd(t, args...); code != 0 || strings.Contains(stderr, "textarmor attack") {
 		t.Errorf("rerun: exit %d, stderr:\n%s", code, stderr)
 	}
+}
+
+// pairedByHand is AA(a) − AA(b) over the test examples both CSVs hold, with
+// the SE of the mean per-example difference of "kept its label".
+func pairedByHand(t *testing.T, a, b string) (diff, se float64) {
+	t.Helper()
+	kept := func(path string) map[int]float64 {
+		rs, _, err := attack.ReadCSV(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[int]float64{}
+		for _, r := range rs {
+			m[r.Index] = map[bool]float64{true: 1}[r.Type == attack.Failed]
+		}
+		return m
+	}
+	ka, kb := kept(a), kept(b)
+	var xs []float64
+	for i, x := range ka {
+		if y, ok := kb[i]; ok {
+			xs = append(xs, x-y)
+		}
+	}
+	var mean, sq float64
+	for _, x := range xs {
+		mean += x / float64(len(xs))
+		sq += x * x / float64(len(xs))
+	}
+	return mean, math.Sqrt((sq - mean*mean) / float64(len(xs)))
 }
