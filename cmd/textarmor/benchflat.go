@@ -523,9 +523,10 @@ func (ft *flatTable) readCell(row, name string) (flatCell, bool, error) {
 }
 
 // attackCell returns any summary of a row's attack with one recipe (every
-// method's run shares the attack, so they agree on SA and AA).
+// method's run shares the attack, so they agree on SA and AA), whichever
+// --explain methods this run asks for.
 func (ft *flatTable) attackCell(row, recipe string) (flatCell, bool, error) {
-	for _, m := range append([]string{""}, ft.methods...) {
+	for _, m := range []string{"", "ig", "lime"} {
 		name := recipe
 		if m != "" {
 			name += "." + m

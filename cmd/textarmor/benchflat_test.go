@@ -129,6 +129,11 @@ func TestBenchFLATTable(t *testing.T) {
 	if code != 0 || again != stdout || strings.Contains(stderr, "textarmor train") || strings.Contains(stderr, "textarmor attack") {
 		t.Errorf("rerun: exit %d, same table %v, stderr:\n%s", code, again == stdout, stderr)
 	}
+	// A report asking for no interpretations still finds SA and AA, in the
+	// cells the IG and LIME runs wrote.
+	if code, plain, _ := runCmd(t, append(append([]string{}, args...), "--report", "--explain", "none")...); code != 0 || strings.Contains(plain, " — |") {
+		t.Errorf("--report --explain none: exit %d:\n%s", code, plain)
+	}
 	// --report prints the table beside a run holding the block's lock and
 	// trains, attacks and writes nothing: a removed cell stays missing.
 	unlock, err := checkpoint.LockDir(out)
