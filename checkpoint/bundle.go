@@ -228,31 +228,48 @@ func writeSynced(path string, write func(io.Writer) error) error {
 	return err
 }
 
+// WeightsDigest returns the weights_sha256 a model directory's config
+// records, without reading the weights: a cheap identity of the model for
+// files derived from it (the digest is verified when the model is loaded).
+func WeightsDigest(dir string) (string, error) {
+	cf, _, _, err := readConfig(dir)
+	return cf.WeightsSHA256, err
+}
+
+// readConfig reads and checks dir's config.json: format, version and the
+// form of the weights digest (want, decoded).
+func readConfig(dir string) (cf configFile, cpath string, want []byte, err error) {
+	cpath = filepath.Join(dir, ConfigFile)
+	data, err := os.ReadFile(cpath)
+	if err != nil {
+		return cf, cpath, nil, err
+	}
+	if err := json.Unmarshal(data, &cf); err != nil {
+		return cf, cpath, nil, fmt.Errorf("%s: invalid JSON: %v", cpath, err)
+	}
+	switch {
+	case cf.Format != Format:
+		return cf, cpath, nil, fmt.Errorf("%s: not a textarmor model (format %q, want %q)", cpath, cf.Format, Format)
+	case cf.FormatVersion > FormatVersion:
+		return cf, cpath, nil, fmt.Errorf("%s: format_version %d: written by a newer textarmor (this build reads up to version %d)",
+			cpath, cf.FormatVersion, FormatVersion)
+	case cf.FormatVersion < 1:
+		return cf, cpath, nil, fmt.Errorf("%s: invalid format_version %d", cpath, cf.FormatVersion)
+	}
+	want, err = hex.DecodeString(cf.WeightsSHA256)
+	if err != nil || len(want) != sha256.Size {
+		return cf, cpath, nil, fmt.Errorf("%s: weights_sha256 %q is not a SHA-256 hex digest", cpath, cf.WeightsSHA256)
+	}
+	return cf, cpath, want, nil
+}
+
 // Load reads the model directory dir written by Save. It checks the format
 // and version, verifies the weights against the SHA-256 in config.json and
 // validates every file; errors name the file at fault.
 func Load(dir string) (*Bundle, error) {
-	cpath := filepath.Join(dir, ConfigFile)
-	data, err := os.ReadFile(cpath)
+	cf, cpath, want, err := readConfig(dir)
 	if err != nil {
 		return nil, err
-	}
-	var cf configFile
-	if err := json.Unmarshal(data, &cf); err != nil {
-		return nil, fmt.Errorf("%s: invalid JSON: %v", cpath, err)
-	}
-	switch {
-	case cf.Format != Format:
-		return nil, fmt.Errorf("%s: not a textarmor model (format %q, want %q)", cpath, cf.Format, Format)
-	case cf.FormatVersion > FormatVersion:
-		return nil, fmt.Errorf("%s: format_version %d: written by a newer textarmor (this build reads up to version %d)",
-			cpath, cf.FormatVersion, FormatVersion)
-	case cf.FormatVersion < 1:
-		return nil, fmt.Errorf("%s: invalid format_version %d", cpath, cf.FormatVersion)
-	}
-	want, err := hex.DecodeString(cf.WeightsSHA256)
-	if err != nil || len(want) != sha256.Size {
-		return nil, fmt.Errorf("%s: weights_sha256 %q is not a SHA-256 hex digest", cpath, cf.WeightsSHA256)
 	}
 
 	vpath := filepath.Join(dir, VocabFile)

@@ -1,6 +1,8 @@
 package checkpoint
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -261,5 +263,30 @@ func TestLoadDetectsProblems(t *testing.T) {
 				t.Fatalf("error %q should name %s and say %q", err, c.file, c.wantText)
 			}
 		})
+	}
+}
+
+// WeightsDigest is the SHA-256 of the weights file, read from config.json
+// alone, and differs between models with different weights.
+func TestWeightsDigest(t *testing.T) {
+	dirA, dirB := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
+	if err := Save(dirA, testBundle(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := Save(dirB, testBundle(2)); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(dirA, WeightsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	a, errA := WeightsDigest(dirA)
+	b, errB := WeightsDigest(dirB)
+	if errA != nil || errB != nil || a != hex.EncodeToString(sum[:]) || a == b {
+		t.Errorf("digests %q (%v), %q (%v); file's %x", a, errA, b, errB, sum)
+	}
+	if _, err := WeightsDigest(t.TempDir()); err == nil {
+		t.Error("a folder without config.json has a digest")
 	}
 }

@@ -436,6 +436,9 @@ func (ft *flatTable) roundModels(row string) ([]int, error) {
 // into BASE.csv and BASE[.METHOD].json (the attack itself runs once: later
 // runs resume its CSV).
 func (ft *flatTable) attackModel(row, modelDir, base, recipe string, methods []string) error {
+	if err := claimCells(base, modelDir); err != nil {
+		return err
+	}
 	if len(methods) == 0 {
 		methods = []string{""}
 	}
@@ -475,6 +478,31 @@ func (ft *flatTable) attackModel(row, modelDir, base, recipe string, methods []s
 		if err := writeJSON(path, cell); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// claimCells records which model the cells BASE.csv and BASE*.json are
+// attacks on (BASE.model: its weights digest), and refuses cells made on
+// other weights: a resumed attack must not mix two models' results, nor a
+// finished summary stand for a model it was not made on. Cells from before
+// the record was kept are taken as they are.
+func claimCells(base, modelDir string) error {
+	digest, err := checkpoint.WeightsDigest(modelDir)
+	if err != nil {
+		return err
+	}
+	record := base + ".model"
+	prev, err := os.ReadFile(record)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return checkpoint.WriteFileAtomic(record, []byte(digest+"\n"), 0o644)
+	case err != nil:
+		return err
+	}
+	if got := strings.TrimSpace(string(prev)); got != digest {
+		return fmt.Errorf("%s.csv and its summaries are attacks on other weights (%.12s…) than %s has now (%.12s…): remove %s.* to attack it afresh",
+			base, got, modelDir, digest, base)
 	}
 	return nil
 }

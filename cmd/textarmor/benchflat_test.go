@@ -407,6 +407,18 @@ func TestBenchFLATTableByRound(t *testing.T) {
 	if code, _, stderr := runCmd(t, args...); code != 0 || strings.Contains(stderr, "textarmor attack") {
 		t.Errorf("rerun: exit %d, stderr:\n%s", code, stderr)
 	}
+	// Cells made on other weights are refused, not reused or resumed: put
+	// round 1's model where round 2's was.
+	r1, err := model.Load(filepath.Join(out, "flat", "model.round1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r1.Save(filepath.Join(out, "flat", "model.round2")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "round2.textfooler.csv and its summaries are attacks on other weights") {
+		t.Errorf("rerun with another round-2 model: exit %d, stderr:\n%s", code, stderr)
+	}
 }
 
 // pairedByHand is AA(a) − AA(b) over the test examples both CSVs hold, with
