@@ -81,29 +81,10 @@ func TestBenchFLATTable(t *testing.T) {
 		v["flat/kt/textfooler.ig"]-v["base/kt/textfooler.ig"], math.Hypot(v["flat/kt_se/textfooler.ig"], v["base/kt_se/textfooler.ig"]))
 	// Check 11 pairs the rows' results on the same test examples: the SE
 	// of the mean per-example difference of "kept its label" (0 or 1).
-	kept := func(row string) map[int]float64 {
-		rs, _, err := attack.ReadCSV(filepath.Join(out, row, "textfooler.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := map[int]float64{}
-		for _, r := range rs {
-			if r.Type == attack.Failed {
-				m[r.Index] = 1
-			} else {
-				m[r.Index] = 0
-			}
-		}
-		return m
-	}
-	kf, ka := kept("flat"), kept("adv")
-	var mean, sq float64
-	for i, x := range kf {
-		mean += (x - ka[i]) / float64(len(kf))
-		sq += (x - ka[i]) * (x - ka[i]) / float64(len(kf))
-	}
+	d, se := pairedByHand(t, filepath.Join(out, "flat", "textfooler.csv"), filepath.Join(out, "adv", "textfooler.csv"))
+	n := int(v["flat/n/textfooler"])
 	aa := fmt.Sprintf("check 11, textfooler: AA(FLAT) %.1f > AA(adv) %.1f (paired difference %+.1f ± %.1f SE, %d examples)", v["flat/aa/textfooler"], v["adv/aa/textfooler"],
-		v["flat/aa/textfooler"]-v["adv/aa/textfooler"], 100*math.Sqrt((sq-mean*mean)/float64(len(kf))), len(kf))
+		100*d, 100*se, n)
 	aa += fmt.Sprintf(": %s; AA(FLAT) ≥ AA(adv) − 1: %s", map[bool]string{true: "holds", false: "fails"}[v["flat/aa/textfooler"] > v["adv/aa/textfooler"]],
 		map[bool]string{true: "holds", false: "fails"}[v["flat/aa/textfooler"] >= v["adv/aa/textfooler"]-1])
 	for _, want := range []string{kt, aa} {
