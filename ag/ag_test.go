@@ -159,6 +159,25 @@ func TestGradients(t *testing.T) {
 			}
 			return t.MaxOverTime(t.Conv1DRows(v[0], rows, 2, 30, v[1], v[2], 3), []int{28, 20})
 		}},
+		// Projected rows shared between positions, dense and under max
+		// pooling (the sparse backward).
+		{"conv1d-projected-rows", []*tensor.Tensor{randT(r, 5, 3*4), randT(r, 4)}, func(t *Tape, v []*Var) *Var {
+			rows := []int{0, 1, 2, 1, 3, 4, 4, 0, 2, 3, 1, 0}
+			return t.Conv1DProjectedRows(v[0], rows, 2, 6, v[1], 3)
+		}},
+		{"conv1d-projected-rows-maxpool", []*tensor.Tensor{randT(r, 40, 3*4), randT(r, 4)}, func(t *Tape, v []*Var) *Var {
+			rows := make([]int, 2*30)
+			for p := range rows {
+				rows[p] = p % 40
+			}
+			return t.MaxOverTime(t.Conv1DProjectedRows(v[0], rows, 2, 30, v[1], 3), []int{28, 20})
+		}},
+		// Groups of three rows, one id repeated inside a group; values
+		// spaced apart so that no min or max sits on a kink.
+		{"lookup-hull", []*tensor.Tensor{spacedT(rand.New(rand.NewSource(6)), 6, 4)}, func(t *Tape, v []*Var) *Var {
+			lo, hi := t.LookupHull(v[0], []int32{1, 4, 0, 3, 3, 5, 2, 0, 1}, 3)
+			return t.Add(t.Scale(lo, 0.7), hi)
+		}},
 		{"mix-rows", []*tensor.Tensor{randT(r, 3, 4)}, func(t *Tape, v []*Var) *Var {
 			table := randT(rand.New(rand.NewSource(5)), 5, 6)
 			return t.MixRows(v[0], table, []int32{0, 1, 2, 3, 4, 4, 0, 2, 1, 1, 3, 0})
@@ -360,4 +379,14 @@ func TestConv1DRowsEqualsConv1D(t *testing.T) {
 	if d := tensor.MaxAbsDiff(got, want); d > 1e-6 {
 		t.Errorf("Conv1DRows differs from Conv1D by %g", d)
 	}
+}
+
+// spacedT is a tensor of shuffled values 0.25 apart, so that comparisons
+// between its elements keep away from ties under finite differences.
+func spacedT(r *rand.Rand, shape ...int) *tensor.Tensor {
+	x := tensor.New(shape...)
+	for i, p := range r.Perm(len(x.Data)) {
+		x.Data[i] = 0.25*float32(p) - 2
+	}
+	return x
 }

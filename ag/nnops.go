@@ -3,6 +3,7 @@ package ag
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/textarmor/textarmor/tensor"
 )
@@ -40,6 +41,68 @@ func (t *Tape) Lookup(table *Var, ids []int32, skipGrad ...int32) *Var {
 			}
 		}
 	}, table)
+}
+
+// LookupHull returns, for each group of n consecutive ids, the elementwise
+// minimum and maximum of their rows of table [V, D]: lo and hi [len(ids)/n,
+// D], the corners of the box the group's vectors span. It equals min and
+// max over time of Lookup(table, ids) reshaped to [G, n, D] (ties go to the
+// group's first such id) without that [G, n, D] copy, which for IBP's word
+// boxes (nine candidates per distinct word) dominated the step. Gradients
+// go to the arg-min and arg-max rows; ids in skipGrad get none.
+func (t *Tape) LookupHull(table *Var, ids []int32, n int, skipGrad ...int32) (lo, hi *Var) {
+	v, d := table.Shape()[0], table.Shape()[1]
+	if n <= 0 || len(ids)%n != 0 {
+		panic(fmt.Sprintf("ag.LookupHull: %d ids in groups of %d", len(ids), n))
+	}
+	for _, id := range ids {
+		if id < 0 || int(id) >= v {
+			panic(fmt.Sprintf("ag.LookupHull: id %d outside table of %d rows", id, v))
+		}
+	}
+	g := len(ids) / n
+	T := table.Data()
+	L, U := tensor.New(g, d), tensor.New(g, d)
+	argL, argU := make([]int32, g*d), make([]int32, g*d) // the winning ids
+	tensor.ParallelFor(g, n*d, func(s, e int) {
+		for i := s; i < e; i++ {
+			l, u := L.Data[i*d:(i+1)*d], U.Data[i*d:(i+1)*d]
+			al, au := argL[i*d:(i+1)*d], argU[i*d:(i+1)*d]
+			first := ids[i*n]
+			copy(l, T[int(first)*d:int(first+1)*d])
+			copy(u, l)
+			for k := range al {
+				al[k], au[k] = first, first
+			}
+			for _, id := range ids[i*n+1 : (i+1)*n] {
+				for k, x := range T[int(id)*d : int(id+1)*d] {
+					if x < l[k] {
+						l[k], al[k] = x, id
+					}
+					if x > u[k] {
+						u[k], au[k] = x, id
+					}
+				}
+			}
+		}
+	})
+	back := func(arg []int32) func(o *Var) {
+		return func(o *Var) {
+			G := o.Grad.Data
+			gt := table.gradRows()
+			p := table.param
+			for i, id := range arg {
+				if slices.Contains(skipGrad, id) {
+					continue
+				}
+				gt[int(id)*d+i%d] += G[i]
+				if p != nil && p.rowSparse {
+					p.touch(id)
+				}
+			}
+		}
+	}
+	return t.op(L, back(argL), table), t.op(U, back(argU), table)
 }
 
 // Dropout zeroes each element with probability p and scales the rest by

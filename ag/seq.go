@@ -115,20 +115,49 @@ func (t *Tape) Conv1DProjected(y, bias *Var, width int) *Var {
 	if len(ys) != 3 || ys[2]%width != 0 || ys[1] < width {
 		panic(fmt.Sprintf("ag.Conv1DProjected: rows %v, width %d", ys, width))
 	}
-	b, l, wf := ys[0], ys[1], ys[2]
+	return t.conv1DProjected(y, nil, ys[0], ys[1], bias, width)
+}
+
+// Conv1DProjectedRows is Conv1DProjected of the [B, L] positions whose
+// projected rows are rows of y [U, width·F]: position p reads y[rows[p]].
+// IBP bounds each distinct word's taps once; the windows then read the
+// words' rows directly instead of a [B, L, width·F] copy per bound.
+func (t *Tape) Conv1DProjectedRows(y *Var, rows []int, b, l int, bias *Var, width int) *Var {
+	ys := y.Shape()
+	if len(ys) != 2 || ys[1]%width != 0 || l < width || len(rows) != b*l {
+		panic(fmt.Sprintf("ag.Conv1DProjectedRows: rows %v, %d positions for %d×%d, width %d", ys, len(rows), b, l, width))
+	}
+	for _, r := range rows {
+		if r < 0 || r >= ys[0] {
+			panic(fmt.Sprintf("ag.Conv1DProjectedRows: row %d outside an input of %d", r, ys[0]))
+		}
+	}
+	return t.conv1DProjected(y, rows, b, l, bias, width)
+}
+
+// conv1DProjected is Conv1DProjected with position p's row rows[p] of y
+// (nil: row p). The backward pass skips zero output gradients, so under
+// max-over-time pooling it costs the pooled windows, not every position.
+func (t *Tape) conv1DProjected(y *Var, rows []int, b, l int, bias *Var, width int) *Var {
+	wf := y.Shape()[len(y.Shape())-1]
 	f, lo := wf/width, l-width+1
-	out := convWindows(y.Data(), nil, bias, b, l, f, width)
+	out := convWindows(y.Data(), rows, bias, b, l, f, width)
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
 		if t.needs(y) {
 			gy := y.grad()
 			for r := 0; r < b*lo; r++ {
 				bi, ti := r/lo, r%lo
-				g := G[r*f : (r+1)*f]
-				for j := 0; j < width; j++ {
-					dst := gy[(bi*l+ti+j)*wf+j*f : (bi*l+ti+j)*wf+(j+1)*f]
-					for k, v := range g {
-						dst[k] += v
+				for k, v := range G[r*f : (r+1)*f] {
+					if v == 0 {
+						continue
+					}
+					for j := 0; j < width; j++ {
+						p := bi*l + ti + j
+						if rows != nil {
+							p = rows[p]
+						}
+						gy[p*wf+j*f+k] += v
 					}
 				}
 			}

@@ -82,9 +82,7 @@ func WordBoxes(t *ag.Tape, m *nn.Classifier, syn *SynonymTable, b *nn.Batch, k i
 	uniq, at := nn.UniqueIDs(b.IDs)
 	cand, _ := candidates(syn, uniq, k) // unused slots repeat the word
 	d := m.Emb.Dim()
-	v := t.Reshape(t.Lookup(m.Emb.W.Var, m.MapIDs(cand), m.Emb.PadID), len(uniq), n, d)
-	hi := t.MaxOverTime(v, nil)
-	lo := t.Scale(t.MaxOverTime(t.Scale(v, -1), nil), -1)
+	lo, hi := t.LookupHull(m.Emb.W.Var, m.MapIDs(cand), n, m.Emb.PadID)
 	x := t.Reshape(m.Embed(t, &nn.Batch{IDs: uniq, B: 1, L: len(uniq), Lengths: []int{len(uniq)}}), len(uniq), d)
 	e := float32(eps)
 	l := t.Add(x, t.Scale(t.Sub(lo, x), e))
@@ -121,8 +119,11 @@ func cnnBounds(t *ag.Tape, c *nn.CNN, x Boxes, lengths []int) Interval {
 	for _, conv := range c.Convs {
 		// Each tap's bounds per position, then the window sums (a sum of
 		// boxes is bounded by the sums of their ends).
-		y := x.affine(t, conv.W.Var, nil)
-		h := Interval{t.Conv1DProjected(y.L, conv.B.Var, conv.Width), t.Conv1DProjected(y.U, conv.B.Var, conv.Width)}
+		y := affine(t, x.Word, conv.W.Var, nil) // per word, [U, width·F]
+		window := func(v *ag.Var) *ag.Var {
+			return t.Conv1DProjectedRows(v, x.At, x.Texts, x.Steps, conv.B.Var, conv.Width)
+		}
+		h := monotone(y, window)
 		valid := make([]int, len(lengths))
 		for i, n := range lengths {
 			valid[i] = n - conv.Width + 1
