@@ -441,3 +441,56 @@ func TestFTMLChecksPaired(t *testing.T) {
 		t.Errorf("checks:\n%s\nlack %q", got, w)
 	}
 }
+
+// --recipe-epochs changes a row's epochs (IBP's ramp with them), the
+// table shows the reference count, and a model trained for other epochs
+// is refused instead of filling the row.
+func TestFTMLTableRecipeEpochs(t *testing.T) {
+	recipes := map[string]tableRecipe{}
+	for _, r := range ftmlRecipes() {
+		recipes[r.Defense] = r
+	}
+	if err := overrideEpochs(recipes, "ibp=30,ftml=5"); err != nil {
+		t.Fatal(err)
+	}
+	ibp, ftml := recipes["ibp"], recipes["ftml"]
+	if ibp.Epochs != 30 || ibp.Reference != 60 || strings.Join(ibp.Args[:2], " ") != "--ibp-ramp-epochs 20" {
+		t.Errorf("ibp recipe %+v", ibp)
+	}
+	if ftml.Epochs != 5 || ftml.Reference != 20 || strings.Join(ftml.Args, " ") != "--batch 32 --lr 5e-4 --lr-decay-epochs 16" {
+		t.Errorf("ftml recipe %+v", ftml)
+	}
+	for _, bad := range []string{"ibp", "ibp=0", "ibp=x", "nope=3"} {
+		if err := overrideEpochs(recipes, bad); err == nil {
+			t.Errorf("--recipe-epochs %q accepted", bad)
+		}
+	}
+
+	dir := t.TempDir()
+	syn := filepath.Join(dir, "nb.json")
+	writeSynonyms(t, syn)
+	old := ftmlTableData
+	defer func() { ftmlTableData = old }()
+	ftmlTableData = func(string) (*dataset.Dataset, dataset.Preset, error) {
+		return synth.SentimentDataset(80, 0, 40, 5), dataset.Preset{Name: "synth", Tokenizer: "whitespace", MaxLen: 30, MinCount: 1}, nil
+	}
+	out := filepath.Join(dir, "tab")
+	args := []string{"bench", "ftml-table", "--data", dir, "--synonyms", syn, "--model", "cnn", "--out", out, "--quick",
+		"--defenses", "standard", "--attacks", "pwws", "--n", "4", "--workers", "1"}
+	code, stdout, stderr := runCmd(t, append(args, "--recipe-epochs", "standard=1")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "| standard | 1 ep (reference 3 ep) ") {
+		t.Errorf("the table does not mark the shortened row:\n%s", stdout)
+	}
+	for _, again := range [][]string{append(args, "--recipe-epochs", "standard=2"), args} {
+		code, _, stderr := runCmd(t, again...)
+		if code == 0 || !strings.Contains(stderr, "trained 1 epochs") || !strings.Contains(stderr, "trained.json") {
+			t.Errorf("a 1-epoch model filled a row of another recipe: exit %d: %s", code, stderr)
+		}
+	}
+	if code, _, stderr := runCmd(t, append(args, "--recipe-epochs", "standard=1")...); code != 0 {
+		t.Errorf("resuming the same recipe: exit %d: %s", code, stderr)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,9 @@ type tableRecipe struct {
 	Defense string
 	Epochs  int
 	Args    []string // besides --epochs
+	// Reference is the recipe's own epoch count when --recipe-epochs
+	// changed Epochs (0: unchanged).
+	Reference int
 }
 
 // ftmlRecipes are the spec's recipes (§6, §13); ASCC's epochs and batch are
@@ -45,13 +49,39 @@ type tableRecipe struct {
 func ftmlRecipes() []tableRecipe {
 	std := []string{"--batch", "64", "--lr", "1e-3"}
 	return []tableRecipe{
-		{"standard", 2, std},
-		{"ftml", 20, []string{"--batch", "32", "--lr", "5e-4", "--lr-decay-epochs", "16"}},
-		{"sem", 2, append([]string{"--sem-k", "4"}, std...)},
-		{"ascc", 10, std},
-		{"atfl", 10, append([]string{"--atfl-steps", "30"}, std...)},
-		{"ibp", 60, append([]string{"--ibp-ramp-epochs", "40"}, std...)},
+		{Defense: "standard", Epochs: 2, Args: std},
+		{Defense: "ftml", Epochs: 20, Args: []string{"--batch", "32", "--lr", "5e-4", "--lr-decay-epochs", "16"}},
+		{Defense: "sem", Epochs: 2, Args: append([]string{"--sem-k", "4"}, std...)},
+		{Defense: "ascc", Epochs: 10, Args: std},
+		{Defense: "atfl", Epochs: 10, Args: append([]string{"--atfl-steps", "30"}, std...)},
+		{Defense: "ibp", Epochs: 60, Args: append([]string{"--ibp-ramp-epochs", "40"}, std...)},
 	}
+}
+
+// overrideEpochs applies --recipe-epochs (DEFENSE=N,...): the row trains
+// for N epochs instead of its reference count, which it keeps in
+// Reference for the table to show. IBP's ramp scales with it (2/3).
+func overrideEpochs(recipes map[string]tableRecipe, spec string) error {
+	for _, kv := range splitList(spec) {
+		name, val, ok := strings.Cut(kv, "=")
+		r, known := recipes[name]
+		n, err := strconv.Atoi(val)
+		switch {
+		case !ok || err != nil || n < 1:
+			return fmt.Errorf("--recipe-epochs: %q is not DEFENSE=EPOCHS with EPOCHS ≥ 1", kv)
+		case !known:
+			return fmt.Errorf("--recipe-epochs: %q has no Table 1 recipe", name)
+		}
+		r.Reference = r.Epochs
+		r.Epochs = n
+		for i := 0; i+1 < len(r.Args); i += 2 {
+			if r.Args[i] == "--ibp-ramp-epochs" {
+				r.Args[i+1] = fmt.Sprint(max(1, (2*n+1)/3))
+			}
+		}
+		recipes[name] = r
+	}
+	return nil
 }
 
 // quickRecipe shrinks a recipe for --quick: a few epochs at batch 16 (on
@@ -148,6 +178,8 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&tb.vecPath, "vectors", "", "word vectors for HLA's USE stand-in (default: the attacked model's embedding table)")
 	embeddings := fs.String("embeddings", "", "initial word vectors for every model (spec: GloVe 300-d); default random")
 	blasName := fs.String("blas", "", "BLAS backend (default: the build's)")
+	var recipeEpochs string
+	fs.StringVar(&recipeEpochs, "recipe-epochs", "", "shorten or lengthen rows' training, DEFENSE=N[,DEFENSE=N] (IBP's ramp keeps the reference's first 2/3); the table marks such rows")
 	fs.BoolVar(&tb.report, "report", false, "print the table and its checks from the cells already there, computing and writing nothing (safe beside a running table)")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -179,6 +211,9 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 			r = quickRecipe(r)
 		}
 		recipes[r.Defense] = r
+	}
+	if err := overrideEpochs(recipes, recipeEpochs); err != nil {
+		return usageError{err}
 	}
 	var defs, atks []string
 	for _, d := range splitList(defList) {
@@ -282,7 +317,24 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(filepath.Join(tb.out, r.Defense, "trained.json")); err == nil {
+	args := append([]string{"--defense", r.Defense, "--epochs", fmt.Sprint(r.Epochs)}, r.Args...)
+	if r.Defense != "standard" {
+		args = append(args, "--synonyms", tb.synPath)
+	}
+	trained := filepath.Join(tb.out, r.Defense, "trained.json")
+	if raw, err := os.ReadFile(trained); err == nil {
+		var rec struct {
+			Recipe []string `json:"recipe"`
+		}
+		if err := json.Unmarshal(raw, &rec); err != nil {
+			return nil, fmt.Errorf("%s: %w", trained, err)
+		}
+		// A model trained with other epochs (--recipe-epochs) must not
+		// fill a row that claims this recipe.
+		if got, want := epochsArg(rec.Recipe), fmt.Sprint(r.Epochs); got != want {
+			return nil, fmt.Errorf("%s: the model there trained %s epochs, this run asks for %s; remove %s to retrain",
+				trained, got, want, filepath.Join(tb.out, r.Defense))
+		}
 		fmt.Fprintf(tb.stderr, "ftml-table: %s: model exists, skipping training\n", r.Defense)
 		return model.Load(dir)
 	}
@@ -296,10 +348,6 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	fs.IntVar(&opt.BatchSize, "batch", 64, "")
 	fs.Float64Var(&opt.LR, "lr", 1e-3, "")
 	fs.StringVar(&decay, "lr-decay-epochs", "", "")
-	args := append([]string{"--defense", r.Defense, "--epochs", fmt.Sprint(r.Epochs)}, r.Args...)
-	if r.Defense != "standard" {
-		args = append(args, "--synonyms", tb.synPath)
-	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -517,7 +565,11 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 	partial := false
 	for _, d := range defs {
 		r := recipes[d]
-		fmt.Fprintf(&b, "| %s | %d ep %s |", d, r.Epochs, strings.Join(r.Args, " "))
+		shortened := ""
+		if r.Reference > 0 {
+			shortened = fmt.Sprintf(" (reference %d ep)", r.Reference)
+		}
+		fmt.Fprintf(&b, "| %s | %d ep%s %s |", d, r.Epochs, shortened, strings.Join(r.Args, " "))
 		for _, c := range cols {
 			var cell tableCell
 			raw, err := os.ReadFile(filepath.Join(tb.out, d, c+".json"))
@@ -724,4 +776,15 @@ func writeJSON(path string, v any) error {
 		return err
 	}
 	return checkpoint.WriteFileAtomic(path, append(raw, '\n'), 0o644)
+}
+
+// epochsArg returns the value of --epochs in a recorded recipe ("" when
+// absent).
+func epochsArg(recipe []string) string {
+	for i := 0; i+1 < len(recipe); i++ {
+		if recipe[i] == "--epochs" {
+			return recipe[i+1]
+		}
+	}
+	return ""
 }
