@@ -15,8 +15,10 @@ import (
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/train"
 )
 
 func TestBenchDefenses(t *testing.T) {
@@ -79,7 +81,8 @@ func TestBenchFTMLTable(t *testing.T) {
 	}
 	out := filepath.Join(dir, "tab")
 	args := []string{"bench", "ftml-table", "--data", dir, "--synonyms", syn, "--model", "cnn", "--out", out, "--quick",
-		"--defenses", "standard,ftml,sem,ibp", "--attacks", "pwws,hla", "--n", "6", "--workers", "2"}
+		"--defenses", "standard,ftml,sem,ibp", "--attacks", "pwws,hla", "--n", "6", "--workers", "2",
+		"--recipe-epochs", "ibp=12"} // long enough for IBP to certify some examples
 	// A run that stops inside the first row (its HLA results cannot be
 	// written) leaves table.md with that row's finished cells.
 	blocked := filepath.Join(out, "cnn", "standard", "hla.csv")
@@ -138,6 +141,37 @@ func TestBenchFTMLTable(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(hla.Notes, "\n"), "quick: search budget cut to population 15 × 50 generations, 500 initialisation queries") {
 		t.Errorf("quick HLA cell does not record its cut budget: %q", hla.Notes)
+	}
+	// The IBP row's certified accuracy is its model's certificate on the
+	// clean cell's examples, and never above its clean accuracy.
+	var cert, ibpClean tableCell
+	for name, c := range map[string]*tableCell{"certified": &cert, "clean": &ibpClean} {
+		raw, err := os.ReadFile(filepath.Join(out, "cnn", "ibp", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(raw, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ibpModel, err := model.Load(filepath.Join(out, "cnn", "ibp", "model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ibpSyn, _, err := loadSynonyms(syn, dir, ibpModel.Vocab, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ds := synth.SentimentDataset(120, 0, 40, 5)
+	wantCert, err := defense.CertifiedAccuracy(ibpModel.Net, ibpSyn, train.Encode(ibpModel, ds.Test), 8, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cert.Accuracy != 100*wantCert || cert.N != len(ds.Test) || cert.Accuracy > ibpClean.Accuracy {
+		t.Errorf("certified cell %.2f %% on %d, want %.2f %% on %d and at most clean %.2f", cert.Accuracy, cert.N, 100*wantCert, len(ds.Test), ibpClean.Accuracy)
+	}
+	if line := fmt.Sprintf("IBP certified accuracy: %.1f %% on the clean column's %d examples", cert.Accuracy, cert.N); !strings.Contains(stdout, line) {
+		t.Errorf("table lacks %q:\n%s", line, stdout)
 	}
 	// Resumable: a rerun skips every existing cell; removing one recomputes
 	// just that one, with the same value.

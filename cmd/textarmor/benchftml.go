@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -290,6 +291,11 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 			if err := cell(d, "clean", func() (tableCell, error) { return tb.clean(m) }); err != nil {
 				return err
 			}
+			if d == "ibp" {
+				if err := cell(d, "certified", func() (tableCell, error) { return tb.certified(m) }); err != nil {
+					return err
+				}
+			}
 			for _, a := range atks {
 				if err := cell(d, a, func() (tableCell, error) { return tb.attack(m, d, a) }); err != nil {
 					return err
@@ -443,7 +449,7 @@ func (tb *ftmlTable) cell(def, col string, want int, f func() (tableCell, error)
 
 // cellSize is how many examples a column's cell covers in this run.
 func (tb *ftmlTable) cellSize(col string) int {
-	if col == "clean" {
+	if col == "clean" || col == "certified" {
 		if tb.cleanN > 0 && tb.cleanN < len(tb.ds.Test) {
 			return tb.cleanN
 		}
@@ -452,15 +458,36 @@ func (tb *ftmlTable) cellSize(col string) int {
 	return min(tb.passN, len(tb.ds.Test))
 }
 
-func (tb *ftmlTable) clean(m *model.Model) (tableCell, error) {
-	ex := tb.ds.Test
-	note := "entire test set"
-	if tb.cleanN > 0 && tb.cleanN < len(ex) {
-		ex = seededSubset(ex, tb.cleanN, tb.seed)
-		note = fmt.Sprintf("first %d of the seeded test permutation (not the entire test set)", len(ex))
+// cleanExamples are the examples of the clean and certified cells.
+func (tb *ftmlTable) cleanExamples() ([]dataset.Example, string) {
+	if tb.cleanN > 0 && tb.cleanN < len(tb.ds.Test) {
+		ex := seededSubset(tb.ds.Test, tb.cleanN, tb.seed)
+		return ex, fmt.Sprintf("first %d of the seeded test permutation (not the entire test set)", len(ex))
 	}
+	return tb.ds.Test, "entire test set"
+}
+
+func (tb *ftmlTable) clean(m *model.Model) (tableCell, error) {
+	ex, note := tb.cleanExamples()
 	acc := train.Accuracy(m.Net, train.Encode(m, ex))
 	return tableCell{Accuracy: 100 * acc, N: len(ex), Notes: []string{note}}, nil
+}
+
+// certified is the IBP row's certified accuracy (Jia et al.'s measure):
+// the share of the clean cell's examples whose prediction no combination
+// of substitutions from the first 8 synonyms per word can change (boxes at
+// ε = 1).
+func (tb *ftmlTable) certified(m *model.Model) (tableCell, error) {
+	ex, note := tb.cleanExamples()
+	syn, _, err := loadSynonyms(tb.synPath, tb.dataDir, m.Vocab, 8)
+	if err != nil {
+		return tableCell{}, err
+	}
+	acc, err := certify(io.Discard, m, syn, ex, 8)
+	if err != nil {
+		return tableCell{}, err
+	}
+	return tableCell{Accuracy: 100 * acc, N: len(ex), Notes: []string{note, "IBP certificate, ε = 1, 8 synonyms per word"}}, nil
 }
 
 func (tb *ftmlTable) attack(m *model.Model, def, recipe string) (tableCell, error) {
@@ -598,6 +625,15 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 		}
 		b.WriteString("\n")
 	}
+	var certified *tableCell
+	if raw, err := os.ReadFile(filepath.Join(tb.out, "ibp", "certified.json")); err == nil && slices.Contains(defs, "ibp") {
+		certified = &tableCell{}
+		if err := json.Unmarshal(raw, certified); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(tb.out, "ibp", "certified.json"), err)
+		}
+		fmt.Fprintf(&b, "\nIBP certified accuracy: %.1f %% on the clean column's %d examples (no combination of substitutions from the first 8 synonyms per word can change the prediction; boxes at ε = 1).\n",
+			certified.Accuracy, certified.N)
+	}
 	if partial {
 		fmt.Fprintf(&b, "\nn=k: the cell covers the first k of the %d examples so far (--first); a later pass extends it.\n", tb.n)
 	}
@@ -621,7 +657,7 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 	}
 	if err := writeJSON(filepath.Join(tb.out, "table.json"), map[string]any{"dataset": tb.ds.Name, "arch": tb.arch, "quick": tb.quick,
 		"n": tb.n, "clean_n": tb.cleanN, "train_n": tb.trainN, "seed": tb.seed, "blas": tensor.BackendName(), "cells": cells,
-		"paper": paperTable1IMDB[paperArch], "checks": checks}); err != nil {
+		"paper": paperTable1IMDB[paperArch], "checks": checks, "certified": certified}); err != nil {
 		return err
 	}
 	if final {
