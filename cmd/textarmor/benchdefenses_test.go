@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -520,11 +521,23 @@ func TestFTMLTableRecipeEpochs(t *testing.T) {
 	}
 	for _, again := range [][]string{append(args, "--recipe-epochs", "standard=2"), args} {
 		code, _, stderr := runCmd(t, again...)
-		if code == 0 || !strings.Contains(stderr, "trained 1 epochs") || !strings.Contains(stderr, "trained.json") {
+		if code == 0 || !strings.Contains(stderr, "trained for 1 epochs") || !strings.Contains(stderr, "trained.json") {
 			t.Errorf("a 1-epoch model filled a row of another recipe: exit %d: %s", code, stderr)
 		}
 	}
 	if code, _, stderr := runCmd(t, append(args, "--recipe-epochs", "standard=1")...); code != 0 {
 		t.Errorf("resuming the same recipe: exit %d: %s", code, stderr)
+	}
+	// An interrupted training of other epochs is not resumed either.
+	if err := os.MkdirAll(filepath.Join(out, "cnn", "sem"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeJSON(filepath.Join(out, "cnn", "sem", "started.json"), map[string]any{"recipe": []string{"--defense", "sem", "--epochs", "9"}}); err != nil {
+		t.Fatal(err)
+	}
+	semArgs := append([]string(nil), args...)
+	semArgs[slices.Index(semArgs, "standard")] = "sem"
+	if code, _, stderr := runCmd(t, semArgs...); code == 0 || !strings.Contains(stderr, "started.json: the model there trained for 9 epochs, this run asks for 3") {
+		t.Errorf("a checkpoint of other epochs was resumed: exit %d: %s", code, stderr)
 	}
 }

@@ -327,22 +327,20 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	if r.Defense != "standard" {
 		args = append(args, "--synonyms", tb.synPath)
 	}
-	trained := filepath.Join(tb.out, r.Defense, "trained.json")
-	if raw, err := os.ReadFile(trained); err == nil {
-		var rec struct {
-			Recipe []string `json:"recipe"`
+	// A model or checkpoint of other epochs (--recipe-epochs) must not
+	// fill, or be resumed into, a row that claims this recipe.
+	trained, started := filepath.Join(tb.out, r.Defense, "trained.json"), filepath.Join(tb.out, r.Defense, "started.json")
+	for _, rec := range []string{trained, started} {
+		if err := sameEpochs(rec, r, filepath.Join(tb.out, r.Defense)); err != nil {
+			return nil, err
 		}
-		if err := json.Unmarshal(raw, &rec); err != nil {
-			return nil, fmt.Errorf("%s: %w", trained, err)
-		}
-		// A model trained with other epochs (--recipe-epochs) must not
-		// fill a row that claims this recipe.
-		if got, want := epochsArg(rec.Recipe), fmt.Sprint(r.Epochs); got != want {
-			return nil, fmt.Errorf("%s: the model there trained %s epochs, this run asks for %s; remove %s to retrain",
-				trained, got, want, filepath.Join(tb.out, r.Defense))
-		}
+	}
+	if _, err := os.Stat(trained); err == nil {
 		fmt.Fprintf(tb.stderr, "ftml-table: %s: model exists, skipping training\n", r.Defense)
 		return model.Load(dir)
+	}
+	if err := writeJSON(started, map[string]any{"recipe": args}); err != nil {
+		return nil, err
 	}
 	var dfl defenseFlags
 	var opt train.Options
@@ -814,13 +812,29 @@ func writeJSON(path string, v any) error {
 	return checkpoint.WriteFileAtomic(path, append(raw, '\n'), 0o644)
 }
 
-// epochsArg returns the value of --epochs in a recorded recipe ("" when
-// absent).
-func epochsArg(recipe []string) string {
-	for i := 0; i+1 < len(recipe); i++ {
-		if recipe[i] == "--epochs" {
-			return recipe[i+1]
+// sameEpochs checks that the recipe recorded in path (trained.json or
+// started.json; absent is fine) trains r's epochs.
+func sameEpochs(path string, r tableRecipe, rowDir string) error {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	var rec struct {
+		Recipe []string `json:"recipe"`
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	got := ""
+	for i := 0; i+1 < len(rec.Recipe); i++ {
+		if rec.Recipe[i] == "--epochs" {
+			got = rec.Recipe[i+1]
 		}
 	}
-	return ""
+	if want := fmt.Sprint(r.Epochs); got != want {
+		return fmt.Errorf("%s: the model there trained for %s epochs, this run asks for %s; remove %s to retrain", path, got, want, rowDir)
+	}
+	return nil
 }
