@@ -1,6 +1,7 @@
 package ag
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 )
@@ -32,13 +33,7 @@ func TestLookupHullMatchesComposition(t *testing.T) {
 	}
 	lo1, hi1, g1 := run(true)
 	lo0, hi0, g0 := run(false)
-	for name, p := range map[string][2][]float32{"lo": {lo1, lo0}, "hi": {hi1, hi0}, "grad": {g1, g0}} {
-		for i := range p[1] {
-			if d := p[0][i] - p[1][i]; d > 1e-6 || d < -1e-6 {
-				t.Fatalf("%s[%d]: fused %v, composition %v", name, i, p[0][i], p[1][i])
-			}
-		}
-	}
+	sameValues(t, "fused vs composition", 1e-6, map[string][2][]float32{"lo": {lo1, lo0}, "hi": {hi1, hi0}, "grad": {g1, g0}})
 	for k := 0; k < 5; k++ {
 		if g1[skip*5+k] != 0 {
 			t.Fatalf("skipped row received gradient %v", g1[skip*5+k])
@@ -78,11 +73,21 @@ func TestConv1DProjectedRowsMatchesGathered(t *testing.T) {
 		}
 		o1, gy1, gb1 := run(true)
 		o0, gy0, gb0 := run(false)
-		for name, p := range map[string][2][]float32{"out": {o1, o0}, "grad y": {gy1, gy0}, "grad bias": {gb1, gb0}} {
-			for i := range p[1] {
-				if d := p[0][i] - p[1][i]; d > 1e-5 || d < -1e-5 {
-					t.Fatalf("pool %v, %s[%d]: rows %v, gathered %v", pool, name, i, p[0][i], p[1][i])
-				}
+		sameValues(t, fmt.Sprintf("pool %v, rows vs gathered", pool), 1e-5,
+			map[string][2][]float32{"out": {o1, o0}, "grad y": {gy1, gy0}, "grad bias": {gb1, gb0}})
+	}
+}
+
+// sameValues fails when any pair of slices differs by more than tol.
+func sameValues(t *testing.T, what string, tol float32, pairs map[string][2][]float32) {
+	t.Helper()
+	for name, p := range pairs {
+		if len(p[0]) != len(p[1]) {
+			t.Fatalf("%s, %s: %d values against %d", what, name, len(p[0]), len(p[1]))
+		}
+		for i := range p[1] {
+			if d := p[0][i] - p[1][i]; d > tol || d < -tol {
+				t.Fatalf("%s, %s[%d]: %v against %v", what, name, i, p[0][i], p[1][i])
 			}
 		}
 	}
