@@ -30,12 +30,17 @@ func (t *Tape) Conv1DRows(x *Var, rows []int, b, l int, weight, bias *Var, width
 	if xs := x.Shape(); len(xs) != 2 || len(rows) != b*l {
 		panic(fmt.Sprintf("ag.Conv1DRows: input %v, %d rows for %d×%d positions", xs, len(rows), b, l))
 	}
+	checkRows("ag.Conv1DRows", rows, x.Shape()[0])
+	return t.conv1D(x, rows, b, l, weight, bias, width)
+}
+
+// checkRows panics when a position's row lies outside an input of n rows.
+func checkRows(op string, rows []int, n int) {
 	for _, r := range rows {
-		if r < 0 || r >= x.Shape()[0] {
-			panic(fmt.Sprintf("ag.Conv1DRows: row %d outside an input of %d", r, x.Shape()[0]))
+		if r < 0 || r >= n {
+			panic(fmt.Sprintf("%s: row %d outside an input of %d", op, r, n))
 		}
 	}
-	return t.conv1D(x, rows, b, l, weight, bias, width)
 }
 
 // conv1D is Conv1D with position p's input row rows[p] of x (nil: row p).
@@ -127,11 +132,7 @@ func (t *Tape) Conv1DProjectedRows(y *Var, rows []int, b, l int, bias *Var, widt
 	if len(ys) != 2 || ys[1]%width != 0 || l < width || len(rows) != b*l {
 		panic(fmt.Sprintf("ag.Conv1DProjectedRows: rows %v, %d positions for %d×%d, width %d", ys, len(rows), b, l, width))
 	}
-	for _, r := range rows {
-		if r < 0 || r >= ys[0] {
-			panic(fmt.Sprintf("ag.Conv1DProjectedRows: row %d outside an input of %d", r, ys[0]))
-		}
-	}
+	checkRows("ag.Conv1DProjectedRows", rows, ys[0])
 	return t.conv1DProjected(y, rows, b, l, bias, width)
 }
 
