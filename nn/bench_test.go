@@ -55,6 +55,41 @@ func benchTrainStep(b *testing.B, arch string, l int) {
 func BenchmarkTrainStepCNN(b *testing.B)    { benchTrainStep(b, "cnn", 50) }
 func BenchmarkTrainStepBiLSTM(b *testing.B) { benchTrainStep(b, "bilstm", 50) }
 
+// BenchmarkTrainStepBiLSTMRagged is a batch shaped like IMDB's under the
+// FTML preprocessing: 64 reviews of 20 to 512 tokens, padded to the
+// longest, so about half of the [64, 512] cells are padding.
+func BenchmarkTrainStepBiLSTMRagged(b *testing.B) {
+	m := benchModel(b, "bilstm")
+	r := rand.New(rand.NewSource(3))
+	seqs := make([][]int32, 64)
+	labels := make([]int, len(seqs))
+	cells := 0
+	for i := range seqs {
+		n := 20 + r.Intn(493)
+		if i == 0 {
+			n = 512
+		}
+		seqs[i] = make([]int32, n)
+		for j := range seqs[i] {
+			seqs[i][j] = int32(2 + r.Intn(15000-2))
+		}
+		labels[i], cells = r.Intn(2), cells+n
+	}
+	batch := MakeBatch(seqs, labels, 1)
+	tp := ag.NewTape()
+	tp.Train = true
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		tp.Reset()
+		tp.Backward(tp.CrossEntropy(m.Forward(tp, batch), batch.Labels, nil))
+		for _, p := range m.Params() {
+			p.ZeroGrad()
+		}
+	}
+	b.ReportMetric(float64(cells)/float64(64*512), "real_share")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/step")
+}
+
 // IMDB length (the FLAT preset's 250 tokens).
 func BenchmarkTrainStepCNN250(b *testing.B) { benchTrainStep(b, "cnn", 250) }
 
