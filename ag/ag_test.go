@@ -182,6 +182,18 @@ func TestGradients(t *testing.T) {
 			table := randT(rand.New(rand.NewSource(5)), 5, 6)
 			return t.MixRows(v[0], table, []int32{0, 1, 2, 3, 4, 4, 0, 2, 1, 1, 3, 0})
 		}},
+		// Rows out of length order (the op runs them longest first), an
+		// empty one, both directions; its own source keeps the other cases'
+		// draws as they were.
+		{"interval-lstm-unsorted", func() []*tensor.Tensor {
+			r := rand.New(rand.NewSource(7))
+			return []*tensor.Tensor{randT(r, 4, 4, 8), positive(r, 4, 4, 8), randT(r, 2, 8)}
+		}(), func(t *Tape, v []*Var) *Var {
+			lengths := []int{2, 4, 0, 3}
+			fwd := t.IntervalLSTM(v[0], t.Add(v[0], v[1]), v[2], lengths, false)
+			bwd := t.IntervalLSTM(v[0], t.Add(v[0], v[1]), v[2], lengths, true)
+			return t.Add(fwd, bwd)
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

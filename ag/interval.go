@@ -36,7 +36,10 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 	if ws := wh.Shape(); len(ws) != 2 || ws[0] != h || ws[1] != g4 || (lengths != nil && len(lengths) != b) {
 		panic(fmt.Sprintf("ag.IntervalLSTM: px %v, wh %v, %d lengths", ps, ws, len(lengths)))
 	}
-	on := func(r, ti int) bool { return lengths == nil || ti < lengths[r] }
+	// Only real cells are computed and saved (lstmLayout): the states are
+	// kept in rank order, so a step's GEMMs cover the rows running there.
+	lay := newLSTMLayout(b, steps, lengths)
+	cells := lay.total
 	W := wh.Data()
 	absW := make([]float32, len(W))
 	for i, v := range W {
@@ -45,11 +48,11 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 	// Saved per (row, step) for the backward pass: the previous state (its
 	// cell box and hidden centre and radius), the gate bounds and the
 	// cell's tanh bounds.
-	prevC := make([]float32, b*steps*2*h) // cL, cU
-	prevH := make([]float32, b*steps*2*h) // hMid | hRad, as [B·T, H] each below
-	hMidAll, hRadAll := prevH[:b*steps*h], prevH[b*steps*h:]
-	gates := make([]float32, b*steps*8*h) // iL iU fL fU gL gU oL oU
-	tc := make([]float32, b*steps*2*h)    // tanh(c'L), tanh(c'U)
+	prevC := make([]float32, cells*2*h) // cL, cU
+	prevH := make([]float32, cells*2*h) // hMid | hRad, as [cells, H] each below
+	hMidAll, hRadAll := prevH[:cells*h], prevH[cells*h:]
+	gates := make([]float32, cells*8*h) // iL iU fL fU gL gU oL oU
+	tc := make([]float32, cells*2*h)    // tanh(c'L), tanh(c'U)
 	out := tensor.New(b, steps, 2*h)
 	cL, cU := make([]float32, b*h), make([]float32, b*h)
 	hMid, hRad := make([]float32, b*h), make([]float32, b*h)
@@ -61,34 +64,34 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 		if reverse {
 			ti = steps - 1 - s
 		}
-		tensor.Gemm(false, false, b, g4, h, 1, hMid, h, W, g4, 0, M, g4)
-		tensor.Gemm(false, false, b, g4, h, 1, hRad, h, absW, g4, 0, R, g4)
-		for r := 0; r < b; r++ {
-			if !on(r, ti) {
-				continue // state carried, output zero
-			}
-			row := r*steps + ti
+		k := lay.running[ti]
+		tensor.Gemm(false, false, k, g4, h, 1, hMid, h, W, g4, 0, M, g4)
+		tensor.Gemm(false, false, k, g4, h, 1, hRad, h, absW, g4, 0, R, g4)
+		// Rows ranked k and beyond do not run here: state carried, output zero.
+		for r := 0; r < k; r++ {
+			i := lay.rank[r]
+			row := lay.off[i] + ti // saved cell
 			copy(prevC[row*2*h:row*2*h+h], cL[r*h:(r+1)*h])
 			copy(prevC[row*2*h+h:(row+1)*2*h], cU[r*h:(r+1)*h])
 			copy(hMidAll[row*h:(row+1)*h], hMid[r*h:(r+1)*h])
 			copy(hRadAll[row*h:(row+1)*h], hRad[r*h:(r+1)*h])
-			p := row * g4
+			p := (i*steps + ti) * g4
 			intervalCellForward(PL[p:p+g4], PU[p:p+g4], M[r*g4:(r+1)*g4], R[r*g4:(r+1)*g4],
 				cL[r*h:(r+1)*h], cU[r*h:(r+1)*h], gates[row*8*h:(row+1)*8*h], tc[row*2*h:(row+1)*2*h], o)
 			copy(cL[r*h:(r+1)*h], o[0:h])
 			copy(cU[r*h:(r+1)*h], o[h:2*h])
 			copy(hMid[r*h:(r+1)*h], o[2*h:3*h])
 			copy(hRad[r*h:(r+1)*h], o[3*h:4*h])
-			copy(out.Data[row*2*h:(row+1)*2*h], o[4*h:6*h])
+			copy(out.Data[(i*steps+ti)*2*h:(i*steps+ti+1)*2*h], o[4*h:6*h])
 		}
 	}
 	return t.op(out, func(ov *Var) {
 		G := ov.Grad.Data
 		// Carried gradients of the state after the current step, and the
 		// pre-activation gradients of every step for the weight products.
-		dC := make([]float32, b*2*h) // per row: dcL, dcU
+		dC := make([]float32, b*2*h) // per ranked row: dcL, dcU
 		dHM, dHR := make([]float32, b*h), make([]float32, b*h)
-		dMAll, dRAll := make([]float32, b*steps*g4), make([]float32, b*steps*g4)
+		dMAll, dRAll := make([]float32, cells*g4), make([]float32, cells*g4)
 		var dPL, dPU []float32
 		if t.needs(pxL) {
 			dPL = pxL.grad()
@@ -99,24 +102,25 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 		scratchP := make([]float32, 2*g4)
 		gout, dg := make([]float32, 6*h), make([]float32, 8*h)
 		dPrev := make([]float32, 2*h) // a row's gradient of its previous cell box
-		tmp := make([]float32, b*h)
 		for s := steps - 1; s >= 0; s-- {
 			ti := s
 			if reverse {
 				ti = steps - 1 - s
 			}
-			ran := false
-			for r := 0; r < b; r++ {
-				if !on(r, ti) {
-					continue // the carried gradients pass through
-				}
-				ran = true
-				row := r*steps + ti
+			k := lay.running[ti]
+			if k == 0 {
+				continue
+			}
+			// Rows ranked k and beyond did not run: their carried gradients
+			// pass through.
+			for r := 0; r < k; r++ {
+				i := lay.rank[r]
+				row := lay.off[i] + ti
+				p, q := (i*steps+ti)*g4, row*g4
 				copy(gout[0:2*h], dC[r*2*h:(r+1)*2*h])
 				copy(gout[2*h:3*h], dHM[r*h:(r+1)*h])
 				copy(gout[3*h:4*h], dHR[r*h:(r+1)*h])
-				copy(gout[4*h:6*h], G[row*2*h:(row+1)*2*h])
-				p := row * g4
+				copy(gout[4*h:6*h], G[(i*steps+ti)*2*h:(i*steps+ti+1)*2*h])
 				gl, gu := scratchP[:g4], scratchP[g4:]
 				if dPL != nil {
 					gl = dPL[p : p+g4]
@@ -127,34 +131,20 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 				clear(dPrev)
 				pc := prevC[row*2*h : (row+1)*2*h]
 				intervalCellBackward(gout, gates[row*8*h:(row+1)*8*h], tc[row*2*h:(row+1)*2*h], pc[:h], pc[h:], dg,
-					gl, gu, dMAll[p:p+g4], dRAll[p:p+g4], dPrev[:h], dPrev[h:])
+					gl, gu, dMAll[q:q+g4], dRAll[q:q+g4], dPrev[:h], dPrev[h:])
 				copy(dC[r*2*h:(r+1)*2*h], dPrev)
 			}
-			if !ran {
-				continue
-			}
-			// dhMid_prev = dM·Whᵀ and dhRad_prev = dR·|Wh|ᵀ for rows that ran
-			// this step (dM, dR are zero for the others, whose carried
-			// gradients stay).
-			dM, dR := gatherStep(dMAll, b, steps, ti, g4, M), gatherStep(dRAll, b, steps, ti, g4, R)
-			tensor.Gemm(false, true, b, h, g4, 1, dM, g4, W, g4, 0, tmp, h)
-			for r := 0; r < b; r++ {
-				if on(r, ti) {
-					copy(dHM[r*h:(r+1)*h], tmp[r*h:(r+1)*h])
-				}
-			}
-			tensor.Gemm(false, true, b, h, g4, 1, dR, g4, absW, g4, 0, tmp, h)
-			for r := 0; r < b; r++ {
-				if on(r, ti) {
-					copy(dHR[r*h:(r+1)*h], tmp[r*h:(r+1)*h])
-				}
-			}
+			// dhMid_prev = dM·Whᵀ and dhRad_prev = dR·|Wh|ᵀ for the rows
+			// that ran this step.
+			dM, dR := gatherStep(dMAll, lay, ti, k, g4, M), gatherStep(dRAll, lay, ti, k, g4, R)
+			tensor.Gemm(false, true, k, h, g4, 1, dM, g4, W, g4, 0, dHM, h)
+			tensor.Gemm(false, true, k, h, g4, 1, dR, g4, absW, g4, 0, dHR, h)
 		}
 		if t.needs(wh) {
 			gw := wh.grad()
-			tensor.Gemm(true, false, h, g4, b*steps, 1, hMidAll, h, dMAll, g4, 1, gw, g4)
+			tensor.Gemm(true, false, h, g4, cells, 1, hMidAll, h, dMAll, g4, 1, gw, g4)
 			dAbs := make([]float32, len(W))
-			tensor.Gemm(true, false, h, g4, b*steps, 1, hRadAll, h, dRAll, g4, 0, dAbs, g4)
+			tensor.Gemm(true, false, h, g4, cells, 1, hRadAll, h, dRAll, g4, 0, dAbs, g4)
 			for i, v := range W {
 				switch {
 				case v > 0:
@@ -167,10 +157,11 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 	}, pxL, pxU, wh)
 }
 
-// gatherStep copies step ti of every row of all [B·T, w] into dst [B, w].
-func gatherStep(all []float32, b, steps, ti, w int, dst []float32) []float32 {
-	for r := 0; r < b; r++ {
-		row := r*steps + ti
+// gatherStep copies time index ti of the k first-ranked rows from the
+// packed cells all [cells, w] into dst [k, w], in rank order.
+func gatherStep(all []float32, lay lstmLayout, ti, k, w int, dst []float32) []float32 {
+	for r := 0; r < k; r++ {
+		row := lay.off[lay.rank[r]] + ti
 		copy(dst[r*w:(r+1)*w], all[row*w:(row+1)*w])
 	}
 	return dst
