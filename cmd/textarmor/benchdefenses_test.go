@@ -337,6 +337,35 @@ func writePairedCells(t *testing.T, dir string, seed int64) {
 
 const pairedCheckLine = "pwws: FTML 50.0 ≥ sem 25.0 on the 200 examples both attacked (FTML 50.0 on its 1000; paired difference +25.0 ± 3.1 SE): holds"
 
+// An attack cell extended to more examples resumes its CSV, so its time
+// adds the earlier pass's; a recomputed clean cell does not.
+func TestFTMLTableCellTimeAccumulates(t *testing.T) {
+	dir := t.TempDir()
+	tb := &ftmlTable{out: dir, n: 5, passN: 5, stderr: io.Discard}
+	if err := os.MkdirAll(filepath.Join(dir, "ftml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"pwws", "clean"} {
+		if err := writeJSON(filepath.Join(dir, "ftml", col+".json"), tableCell{Defense: "ftml", Column: col, N: 2, Seconds: 1000}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.cell("ftml", col, 5, func() (tableCell, error) { return tableCell{N: 5, Accuracy: 50}, nil }); err != nil {
+			t.Fatal(err)
+		}
+		var c tableCell
+		b, err := os.ReadFile(filepath.Join(dir, "ftml", col+".json"))
+		if err == nil {
+			err = json.Unmarshal(b, &c)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, carried := c.Seconds >= 1000, col != "clean"; c.N != 5 || got != carried {
+			t.Errorf("%s: extended cell %+v: want n 5 and the earlier 1000 s carried = %v", col, c, carried)
+		}
+	}
+}
+
 // The table's checks read each attack cell's results file and keep only
 // the cell's own examples: a baseline at n=200 whose file a later pass has
 // already extended to 300 is compared with FTML on those 200.

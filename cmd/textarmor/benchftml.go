@@ -424,6 +424,9 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 // of the same seeded permutation.
 func (tb *ftmlTable) cell(def, col string, want int, f func() (tableCell, error)) error {
 	path := filepath.Join(tb.out, def, col+".json")
+	// An attack cell extended to more examples resumes its CSV, so its time
+	// is the earlier passes' plus this one's.
+	var earlier float64
 	if b, err := os.ReadFile(path); err == nil {
 		var old tableCell
 		if err := json.Unmarshal(b, &old); err != nil {
@@ -434,13 +437,16 @@ func (tb *ftmlTable) cell(def, col string, want int, f func() (tableCell, error)
 			return nil
 		}
 		fmt.Fprintf(tb.stderr, "ftml-table: %s %s: the cell covers %d examples, this run %d: recomputing\n", def, col, old.N, want)
+		if col != "clean" && col != "certified" && old.N < want {
+			earlier = old.Seconds
+		}
 	}
 	start := time.Now()
 	c, err := f()
 	if err != nil {
 		return fmt.Errorf("%s/%s: %w", def, col, err)
 	}
-	c.Defense, c.Column, c.Seconds = def, col, time.Since(start).Seconds()
+	c.Defense, c.Column, c.Seconds = def, col, earlier+time.Since(start).Seconds()
 	fmt.Fprintf(tb.stderr, "ftml-table: %s %s: %.1f%% (%d examples, %.0fs)\n", def, col, c.Accuracy, c.N, c.Seconds)
 	return writeJSON(path, c)
 }
