@@ -51,14 +51,18 @@ func benchObjectives(syn *SynonymTable) []train.Objective {
 // 5,000-word vocabulary, the §7 architectures) and reports each one's time
 // as a multiple of standard training's (x_standard): the spec's Table 3
 // ratios without data. Run with -bench 'Objective' -benchtime 20x.
-func benchObjectiveArch(b *testing.B, arch string) {
+func benchObjectiveArch(b *testing.B, arch string, ragged bool) {
 	const vocab, batch, length = 5000, 32, 200
 	r := rand.New(rand.NewSource(1))
 	syn := benchSynonyms(vocab, r)
 	seqs := make([][]int32, batch)
 	labels := make([]int, batch)
 	for i := range seqs {
-		seqs[i] = make([]int32, length)
+		n := length
+		if ragged && i > 0 {
+			n = 20 + r.Intn(length-19)
+		}
+		seqs[i] = make([]int32, n)
 		for j := range seqs[i] {
 			seqs[i][j] = int32(2 + r.Intn(vocab-2))
 		}
@@ -108,5 +112,9 @@ func benchObjectiveArch(b *testing.B, arch string) {
 	}
 }
 
-func BenchmarkObjective(b *testing.B)       { benchObjectiveArch(b, "cnn") }
-func BenchmarkObjectiveBiLSTM(b *testing.B) { benchObjectiveArch(b, "bilstm") }
+func BenchmarkObjective(b *testing.B)       { benchObjectiveArch(b, "cnn", false) }
+func BenchmarkObjectiveBiLSTM(b *testing.B) { benchObjectiveArch(b, "bilstm", false) }
+
+// BenchmarkObjectiveBiLSTMRagged gives the texts 20 to 200 words (one of
+// 200), so that about half of the padded batch is padding, as on IMDB.
+func BenchmarkObjectiveBiLSTMRagged(b *testing.B) { benchObjectiveArch(b, "bilstm", true) }
