@@ -182,6 +182,25 @@ func TestGradients(t *testing.T) {
 			table := randT(rand.New(rand.NewSource(5)), 5, 6)
 			return t.MixRows(v[0], table, []int32{0, 1, 2, 3, 4, 4, 0, 2, 1, 1, 3, 0})
 		}},
+		// A scale per position (FLAT's masks); their own sources keep the
+		// other cases' draws as they were.
+		{"conv1d-rows-scaled", func() []*tensor.Tensor {
+			r := rand.New(rand.NewSource(8))
+			return []*tensor.Tensor{randT(r, 5, 3), randT(r, 3, 3*4), randT(r, 4), randT(r, 12)}
+		}(), func(t *Tape, v []*Var) *Var {
+			rows := []int{0, 1, 2, 1, 3, 4, 4, 0, 2, 3, 1, 0}
+			return t.Conv1DRowsScaled(v[0], rows, v[3], 2, 6, v[1], v[2], 3)
+		}},
+		{"conv1d-rows-scaled-maxpool", func() []*tensor.Tensor {
+			r := rand.New(rand.NewSource(9))
+			return []*tensor.Tensor{randT(r, 40, 3), randT(r, 3, 3*4), randT(r, 4), randT(r, 60, 1)}
+		}(), func(t *Tape, v []*Var) *Var {
+			rows := make([]int, 2*30)
+			for p := range rows {
+				rows[p] = p % 40
+			}
+			return t.MaxOverTime(t.Conv1DRowsScaled(v[0], rows, v[3], 2, 30, v[1], v[2], 3), []int{28, 20})
+		}},
 		// Rows out of length order (the op runs them longest first), an
 		// empty one, both directions; its own source keeps the other cases'
 		// draws as they were.

@@ -45,13 +45,15 @@ func TestConv1DSparseBackwardMatchesDense(t *testing.T) {
 		if rows != nil {
 			xT = randT(r, u, d)
 		}
-		checkConvBackward(t, G, xT, wT, rows, b, l, lo, d, f, width)
+		checkConvBackward(t, G, xT, wT, nil, rows, b, l, lo, d, f, width)
+		// A scale per position (FLAT's word masks, Conv1DRowsScaled).
+		checkConvBackward(t, G, xT, wT, randT(r, b*l), rows, b, l, lo, d, f, width)
 	}
 }
 
-func checkConvBackward(t *testing.T, G []float32, xT, wT *tensor.Tensor, rows []int, b, l, lo, d, f, width int) {
+func checkConvBackward(t *testing.T, G []float32, xT, wT, scaleT *tensor.Tensor, rows []int, b, l, lo, d, f, width int) {
 	for _, needs := range []struct{ x, w bool }{{true, true}, {true, false}, {false, true}} {
-		grads := func(sparse bool) (gx, gw []float32) {
+		grads := func(sparse bool) (gx, gw, gs []float32) {
 			tp := NewTape()
 			x, w := tp.Leaf(xT), tp.Leaf(wT)
 			if !needs.x {
@@ -60,10 +62,14 @@ func checkConvBackward(t *testing.T, G []float32, xT, wT *tensor.Tensor, rows []
 			if !needs.w {
 				w = tp.Const(wT)
 			}
+			var scale *Var
+			if scaleT != nil {
+				scale = tp.Leaf(scaleT)
+			}
 			if sparse {
-				conv1DBackwardSparse(tp, x, rows, w, conv1DNonzeros(G, lo, f, len(G)), b, l, d, f, width)
+				conv1DBackwardSparse(tp, x, rows, scale, w, conv1DNonzeros(G, lo, f, len(G)), b, l, d, f, width)
 			} else {
-				conv1DBackwardDense(tp, x, rows, w, G, b, l, lo, d, f, width)
+				conv1DBackwardDense(tp, x, rows, scale, w, G, b, l, lo, d, f, width)
 			}
 			if x.Grad != nil {
 				gx = x.Grad.Data
@@ -71,10 +77,19 @@ func checkConvBackward(t *testing.T, G []float32, xT, wT *tensor.Tensor, rows []
 			if w.Grad != nil {
 				gw = w.Grad.Data
 			}
-			return gx, gw
+			if scale != nil && scale.Grad != nil {
+				gs = scale.Grad.Data
+			}
+			return gx, gw, gs
 		}
-		sx, sw := grads(true)
-		dx, dw := grads(false)
+		sx, sw, ss := grads(true)
+		dx, dw, ds := grads(false)
+		if (ss != nil) != (scaleT != nil) || (ds != nil) != (scaleT != nil) {
+			t.Fatalf("rows %v needs %+v: scale gradients present %v/%v", rows != nil, needs, ss != nil, ds != nil)
+		}
+		if diff := tensor.MaxAbsDiff(ss, ds); diff > 1e-4 {
+			t.Errorf("rows %v needs %+v: scale gradients differ by %g", rows != nil, needs, diff)
+		}
 		if (sx != nil) != needs.x || (sw != nil) != needs.w || (dx != nil) != needs.x || (dw != nil) != needs.w {
 			t.Fatalf("rows %v needs %+v: gradients present x %v/%v w %v/%v", rows != nil, needs, sx != nil, dx != nil, sw != nil, dw != nil)
 		}

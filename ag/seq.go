@@ -18,7 +18,7 @@ func (t *Tape) Conv1D(x, weight, bias *Var, width int) *Var {
 	if len(xs) != 3 {
 		panic(fmt.Sprintf("ag.Conv1D: input %v, want [B, L, D]", xs))
 	}
-	return t.conv1D(x, nil, xs[0], xs[1], weight, bias, width)
+	return t.conv1D(x, nil, nil, xs[0], xs[1], weight, bias, width)
 }
 
 // Conv1DRows is Conv1D of the [B, L] positions whose input vectors are rows
@@ -31,7 +31,21 @@ func (t *Tape) Conv1DRows(x *Var, rows []int, b, l int, weight, bias *Var, width
 		panic(fmt.Sprintf("ag.Conv1DRows: input %v, %d rows for %d×%d positions", xs, len(rows), b, l))
 	}
 	checkRows("ag.Conv1DRows", rows, x.Shape()[0])
-	return t.conv1D(x, rows, b, l, weight, bias, width)
+	return t.conv1D(x, rows, nil, b, l, weight, bias, width)
+}
+
+// Conv1DRowsScaled is Conv1DRows of the positions' rows times a scalar per
+// position: position p's input is scale[p]·x[rows[p]] (scale holds B·L
+// values). FLAT's word masks scale each word's embedding; by linearity the
+// windows scale each position's projected taps instead, so the projection
+// still costs the distinct words. The gradient reaches x, weight, bias and
+// scale.
+func (t *Tape) Conv1DRowsScaled(x *Var, rows []int, scale *Var, b, l int, weight, bias *Var, width int) *Var {
+	if xs := x.Shape(); len(xs) != 2 || len(rows) != b*l || len(scale.Data()) != b*l {
+		panic(fmt.Sprintf("ag.Conv1DRowsScaled: input %v, %d rows and %d scales for %d×%d positions", xs, len(rows), len(scale.Data()), b, l))
+	}
+	checkRows("ag.Conv1DRowsScaled", rows, x.Shape()[0])
+	return t.conv1D(x, rows, scale, b, l, weight, bias, width)
 }
 
 // checkRows panics when a position's row lies outside an input of n rows.
@@ -43,8 +57,9 @@ func checkRows(op string, rows []int, n int) {
 	}
 }
 
-// conv1D is Conv1D with position p's input row rows[p] of x (nil: row p).
-func (t *Tape) conv1D(x *Var, rows []int, b, l int, weight, bias *Var, width int) *Var {
+// conv1D is Conv1D with position p's input row rows[p] of x (nil: row p),
+// times scale[p] when scale is not nil.
+func (t *Tape) conv1D(x *Var, rows []int, scale *Var, b, l int, weight, bias *Var, width int) *Var {
 	d := x.Shape()[len(x.Shape())-1]
 	if weight.Shape()[0] != d || weight.Shape()[1]%width != 0 {
 		panic(fmt.Sprintf("ag.Conv1D: input %v, weight %v, width %d", x.Shape(), weight.Shape(), width))
@@ -59,13 +74,17 @@ func (t *Tape) conv1D(x *Var, rows []int, b, l int, weight, bias *Var, width int
 	y := tensor.GetScratch(n * wf)
 	defer tensor.PutScratch(y)
 	tensor.Gemm(false, false, n, wf, d, 1, x.Data(), d, weight.Data(), wf, 0, y, wf)
-	out := convWindows(y, rows, bias, b, l, f, width)
+	var sc []float32
+	if scale != nil {
+		sc = scale.Data()
+	}
+	out := convWindows(y, rows, sc, bias, b, l, f, width)
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
 		if nz := conv1DNonzeros(G, lo, f, b*l*f/sparseConvWork); nz != nil {
-			conv1DBackwardSparse(t, x, rows, weight, nz, b, l, d, f, width)
+			conv1DBackwardSparse(t, x, rows, scale, weight, nz, b, l, d, f, width)
 		} else {
-			conv1DBackwardDense(t, x, rows, weight, G, b, l, lo, d, f, width)
+			conv1DBackwardDense(t, x, rows, scale, weight, G, b, l, lo, d, f, width)
 		}
 		if bias != nil && t.needs(bias) {
 			gb := bias.grad()
@@ -75,13 +94,13 @@ func (t *Tape) conv1D(x *Var, rows []int, b, l int, weight, bias *Var, width int
 				}
 			}
 		}
-	}, x, weight, bias)
+	}, x, weight, bias, scale)
 }
 
 // convWindows sums the taps of every window from the projected rows y
 // (position p's row is rows[p], or p when rows is nil; its block j is
-// x_p·W_j) and adds the bias.
-func convWindows(y []float32, rows []int, bias *Var, b, l, f, width int) *tensor.Tensor {
+// x_p·W_j), each times scale[p] when scale is not nil, and adds the bias.
+func convWindows(y []float32, rows []int, scale []float32, bias *Var, b, l, f, width int) *tensor.Tensor {
 	lo, wf := l-width+1, width*f
 	out := tensor.New(b, lo, f)
 	var B []float32
@@ -98,12 +117,22 @@ func convWindows(y []float32, rows []int, bias *Var, b, l, f, width int) *tensor
 			}
 			for j := 0; j < width; j++ {
 				p := bi*l + ti + j
+				s := float32(1)
+				if scale != nil {
+					s = scale[p]
+				}
 				if rows != nil {
 					p = rows[p]
 				}
 				src := y[p*wf+j*f : p*wf+(j+1)*f]
+				if scale == nil {
+					for k := range o {
+						o[k] += src[k]
+					}
+					continue
+				}
 				for k := range o {
-					o[k] += src[k]
+					o[k] += s * src[k]
 				}
 			}
 		}
@@ -142,7 +171,7 @@ func (t *Tape) Conv1DProjectedRows(y *Var, rows []int, b, l int, bias *Var, widt
 func (t *Tape) conv1DProjected(y *Var, rows []int, b, l int, bias *Var, width int) *Var {
 	wf := y.Shape()[len(y.Shape())-1]
 	f, lo := wf/width, l-width+1
-	out := convWindows(y.Data(), rows, bias, b, l, f, width)
+	out := convWindows(y.Data(), rows, nil, bias, b, l, f, width)
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
 		if t.needs(y) {
@@ -208,7 +237,7 @@ func conv1DNonzeros(G []float32, lo, f, limit int) []conv1DNonzero {
 
 // conv1DBackwardDense is the general backward pass: the output gradient is
 // spread back to the rows of Y = X·W, then two GEMMs.
-func conv1DBackwardDense(t *Tape, x *Var, rows []int, weight *Var, G []float32, b, l, lo, d, f, width int) {
+func conv1DBackwardDense(t *Tape, x *Var, rows []int, scale, weight *Var, G []float32, b, l, lo, d, f, width int) {
 	wf := width * f
 	dy := tensor.GetScratch(b * l * wf)
 	defer tensor.PutScratch(dy)
@@ -226,6 +255,32 @@ func conv1DBackwardDense(t *Tape, x *Var, rows []int, weight *Var, G []float32, 
 			}
 		}
 	})
+	if scale != nil {
+		// Position p's projected taps were scaled by scale[p]: its scale's
+		// gradient is their dot product with dy's row, and dy's row is
+		// scaled for x and W.
+		sc := scale.Data()
+		if t.needs(scale) {
+			n := len(x.Data()) / d
+			y := tensor.GetScratch(n * wf)
+			defer tensor.PutScratch(y)
+			tensor.Gemm(false, false, n, wf, d, 1, x.Data(), d, weight.Data(), wf, 0, y, wf)
+			gs := scale.grad()
+			for p := 0; p < b*l; p++ {
+				r := p
+				if rows != nil {
+					r = rows[p]
+				}
+				gs[p] += tensor.Dot(y[r*wf:(r+1)*wf], dy[p*wf:(p+1)*wf])
+			}
+		}
+		for p := 0; p < b*l; p++ {
+			row := dy[p*wf : (p+1)*wf]
+			for k := range row {
+				row[k] *= sc[p]
+			}
+		}
+	}
 	n := b * l
 	if rows != nil {
 		// Sum the positions' gradients into their rows of x.
@@ -252,7 +307,7 @@ func conv1DBackwardDense(t *Tape, x *Var, rows []int, weight *Var, G []float32, 
 // the weight column j·F+k. Texts (input gradient) and filters (weight
 // gradient) are split across workers, each summing in a fixed order, so
 // the result does not depend on the number of workers.
-func conv1DBackwardSparse(t *Tape, x *Var, rows []int, weight *Var, nz []conv1DNonzero, b, l, d, f, width int) {
+func conv1DBackwardSparse(t *Tape, x *Var, rows []int, scale, weight *Var, nz []conv1DNonzero, b, l, d, f, width int) {
 	wf := width * f
 	W, X := weight.Data(), x.Data()
 	row := func(p int) int { // x's row for position p
@@ -261,10 +316,31 @@ func conv1DBackwardSparse(t *Tape, x *Var, rows []int, weight *Var, nz []conv1DN
 		}
 		return p * d
 	}
-	if t.needs(x) {
-		wt := tensor.GetScratch(wf * d) // Wᵀ: one contiguous row per column of W
+	// scaled is g times position p's scale (g itself without scales).
+	scaled := func(g float32, p int) float32 { return g }
+	if scale != nil {
+		sc := scale.Data()
+		scaled = func(g float32, p int) float32 { return g * sc[p] }
+	}
+	var wt []float32 // Wᵀ: one contiguous row per column of W
+	if t.needs(x) || (scale != nil && t.needs(scale)) {
+		wt = tensor.GetScratch(wf * d)
 		defer tensor.PutScratch(wt)
 		tensor.TransposeInto(wt, W, d, wf)
+	}
+	if scale != nil && t.needs(scale) {
+		// Output (bi, ti, k) took scale[p]·(x_p·W[:, j·F+k]) from position
+		// p = ti+j.
+		gs := scale.grad()
+		for _, n := range nz {
+			for j := 0; j < width; j++ {
+				p := n.bi*l + n.ti + j
+				r := row(p)
+				gs[p] += n.g * tensor.Dot(X[r:r+d], wt[(j*f+n.k)*d:(j*f+n.k+1)*d])
+			}
+		}
+	}
+	if t.needs(x) {
 		// nz is in text order: find each text's run.
 		start := make([]int, b+1)
 		for _, n := range nz {
@@ -283,8 +359,9 @@ func conv1DBackwardSparse(t *Tape, x *Var, rows []int, weight *Var, nz []conv1DN
 		tensor.ParallelFor(b, cost, func(s, e int) {
 			for _, n := range nz[start[s]:start[e]] {
 				for j := 0; j < width; j++ {
-					r := row(n.bi*l + n.ti + j)
-					tensor.Axpy(n.g, wt[(j*f+n.k)*d:(j*f+n.k+1)*d], dx[r:r+d])
+					p := n.bi*l + n.ti + j
+					r := row(p)
+					tensor.Axpy(scaled(n.g, p), wt[(j*f+n.k)*d:(j*f+n.k+1)*d], dx[r:r+d])
 				}
 			}
 		})
@@ -310,8 +387,9 @@ func conv1DBackwardSparse(t *Tape, x *Var, rows []int, weight *Var, nz []conv1DN
 		tensor.ParallelFor(f, len(nz)/max(f, 1)*width*d+1, func(s, e int) {
 			for _, n := range byFilter[start[s]:start[e]] {
 				for j := 0; j < width; j++ {
-					r := row(n.bi*l + n.ti + j)
-					tensor.Axpy(n.g, X[r:r+d], dwt[(j*f+n.k)*d:(j*f+n.k+1)*d])
+					p := n.bi*l + n.ti + j
+					r := row(p)
+					tensor.Axpy(scaled(n.g, p), X[r:r+d], dwt[(j*f+n.k)*d:(j*f+n.k+1)*d])
 				}
 			}
 		})

@@ -118,3 +118,61 @@ func BenchmarkObjectiveBiLSTM(b *testing.B) { benchObjectiveArch(b, "bilstm", fa
 // BenchmarkObjectiveBiLSTMRagged gives the texts 20 to 200 words (one of
 // 200), so that about half of the padded batch is padding, as on IMDB.
 func BenchmarkObjectiveBiLSTMRagged(b *testing.B) { benchObjectiveArch(b, "bilstm", true) }
+
+// BenchmarkFLATObjective times one FLAT optimiser step on the FLAT table's
+// models (CNN with 200 filters per width; LSTM with 300 units, tanh, max
+// pooling; frozen embeddings, word masks): 64 texts of 20 to 250 words, as
+// IMDB under FLAT's preset, words drawn from a Zipf law as in text (a few
+// thousand distinct words per batch), with β and γ at their defaults (no
+// pairs: the clean phase).
+func BenchmarkFLATObjective(b *testing.B) {
+	const vocab, batch, maxLen = 20000, 64, 250
+	r := rand.New(rand.NewSource(1))
+	zipf := rand.NewZipf(r, 1.1, 2, vocab-3)
+	seqs := make([][]int32, batch)
+	labels := make([]int, batch)
+	for i := range seqs {
+		n := maxLen
+		if i > 0 {
+			n = 20 + r.Intn(maxLen-19)
+		}
+		seqs[i] = make([]int32, n)
+		for j := range seqs[i] {
+			seqs[i][j] = int32(2 + zipf.Uint64())
+		}
+		labels[i] = r.Intn(2)
+	}
+	for _, arch := range []string{"cnn", "lstm"} {
+		b.Run(arch, func(b *testing.B) {
+			cfg := nn.DefaultConfig(arch)
+			cfg.VocabSize, cfg.NumClasses, cfg.Mask = vocab, 2, true
+			cfg.Filters, cfg.Hidden, cfg.Tanh, cfg.Dropout = 200, 300, arch == "lstm", 0.2
+			m, err := nn.New(cfg, rand.New(rand.NewSource(2)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			m.Emb.W.Frozen = true
+			f, err := NewFLAT(0.1, 0.001)
+			if err != nil {
+				b.Fatal(err)
+			}
+			params := m.Params()
+			opz := optim.NewAdam(optim.AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+			tp := ag.NewTape()
+			tp.Train = true
+			tp.Rng = rand.New(rand.NewSource(3))
+			bt := nn.MakeBatch(seqs, labels, m.Enc.MinLen())
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				tp.Reset()
+				out, err := f.Loss(tp, m, bt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tp.Backward(out.Loss)
+				opz.Step(params)
+				optim.ZeroGrad(params)
+			}
+		})
+	}
+}

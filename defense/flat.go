@@ -83,10 +83,10 @@ func (f *FLAT) SetPairs(ps []Pair) {
 func (f *FLAT) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, error) {
 	var phi, s *ag.Var
 	if m.Mask != nil {
-		ids := m.MapIDs(b.IDs)
-		mo := m.Mask.Apply(t, m.Emb, m.Embed(t, b), ids)
+		// As Forward: the word mask, then a group mask if any.
+		var mo nn.MaskOut
+		s, mo = m.EncodeMasked(t, b, true)
 		phi = mo.Phi
-		_, s = m.Encode(t, m.ApplyGroupMask(t, mo.X, ids), b.Lengths) // as Forward: a group mask, if any, after the word mask
 	} else {
 		// Masks disabled, φ ≡ 1: both regularisers are constants, and FLAT
 		// reduces to the -adv objective (spec §3.3, check 6): the same

@@ -41,6 +41,14 @@ func (c *CNN) EncodeWords(t *ag.Tape, x *ag.Var, rows []int, b, l int, lengths [
 	})
 }
 
+// EncodeWordsScaled is EncodeWords with position p's input row times
+// scale[p] (scale holds B·L values, FLAT's masks).
+func (c *CNN) EncodeWordsScaled(t *ag.Tape, x *ag.Var, rows []int, scale *ag.Var, b, l int, lengths []int) (tokens, sentence *ag.Var) {
+	return c.encodeWith(t, lengths, func(i int, conv *Conv1D) *ag.Var {
+		return t.Conv1DRowsScaled(x, rows, scale, b, l, conv.W.Var, conv.B.Var, conv.Width)
+	})
+}
+
 // EncodeProjected is Encode from each convolution's projected rows x·W
 // [B, L, width·F] (y[i] for Convs[i]) instead of x.
 func (c *CNN) EncodeProjected(t *ag.Tape, y []*ag.Var, lengths []int) (tokens, sentence *ag.Var) {

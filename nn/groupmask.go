@@ -48,8 +48,35 @@ func (g *GroupMask) groupIDs(ids []int32) []int32 {
 // [B, L]) by their groups' scales.
 func (g *GroupMask) Apply(t *ag.Tape, x *ag.Var, ids []int32) *ag.Var {
 	sh := x.Shape()
-	s := t.Lookup(g.Scale.Var, g.groupIDs(ids)) // [B·L, 1]
-	return t.Mul(x, t.Reshape(s, sh[0], sh[1], 1))
+	return t.Mul(x, t.Reshape(g.Factor(t, ids), sh[0], sh[1], 1))
+}
+
+// Factor returns each position's group scale, [len(ids), 1].
+func (g *GroupMask) Factor(t *ag.Tape, ids []int32) *ag.Var {
+	return t.Lookup(g.Scale.Var, g.groupIDs(ids))
+}
+
+// InputFactor returns the factor by which the input masks multiply each
+// position's embedding, [len(ids), 1] (ids after MapIDs): the word mask's
+// (sampled on training tapes, φ otherwise) times the group mask's, and the
+// word mask's MaskOut (without X). Both are nil without masks. Encoders
+// whose first map is linear in each embedding apply it after that map
+// (EncodeMasked).
+func (m *Classifier) InputFactor(t *ag.Tape, ids []int32) (*ag.Var, MaskOut) {
+	var factor *ag.Var
+	var mo MaskOut
+	if m.Mask != nil {
+		factor, mo = m.Mask.Factor(t, m.Emb, ids)
+	}
+	if m.GroupMask != nil {
+		g := m.GroupMask.Factor(t, ids)
+		if factor == nil {
+			factor = g
+		} else {
+			factor = t.Mul(factor, g)
+		}
+	}
+	return factor, mo
 }
 
 // MaskInput applies the model's input masks to embedded tokens x [B, L, D]

@@ -97,14 +97,23 @@ func (w *WordMask) PositionPhi(t *ag.Tape, emb *Embedding, ids []int32) *ag.Var 
 // tapes scale by φ.
 func (w *WordMask) Apply(t *ag.Tape, emb *Embedding, x *ag.Var, ids []int32) MaskOut {
 	sh := x.Shape()
+	factor, mo := w.Factor(t, emb, ids)
+	mo.X = t.Mul(x, t.Reshape(factor, sh[0], sh[1], 1))
+	return mo
+}
+
+// Factor returns what Apply multiplies each position's embedding by, [N, 1]
+// for the N = len(ids) positions: the sampled mask W on training tapes, φ
+// otherwise; MaskOut holds φ and W (X is left nil).
+func (w *WordMask) Factor(t *ag.Tape, emb *Embedding, ids []int32) (*ag.Var, MaskOut) {
 	uniq, at := UniqueIDs(ids)
 	logit := t.Gather(w.KeepLogit(t, t.Lookup(emb.W.Var, uniq, emb.PadID)), at) // [N, 1]
 	phi := t.Sigmoid(logit)
 	if !t.Train {
-		return MaskOut{X: t.Mul(x, t.Reshape(phi, sh[0], sh[1], 1)), Phi: phi}
+		return phi, MaskOut{Phi: phi}
 	}
 	m := w.Sample(t, logit)
-	return MaskOut{X: t.Mul(x, t.Reshape(m, sh[0], sh[1], 1)), Phi: phi, W: m}
+	return m, MaskOut{Phi: phi, W: m}
 }
 
 // Sample draws a hard straight-through Gumbel-softmax keep mask from

@@ -222,35 +222,74 @@ var perWordInputs = true
 // reviews has a few thousand distinct words in about 15,000 positions).
 // The CNN keeps its sparse backward under max pooling, adding into the
 // words' rows.
+//
+// Input masks (FLAT's word mask, the group mask) scale each position's
+// embedding, and the convolutions are linear in it, so the CNN applies the
+// factor to each position's taps instead (Conv1DRowsScaled; 2.5× faster
+// FLAT steps). A masked LSTM keeps the position-wise path: scaling its
+// [positions, 4H] projections costs more than the input GEMM it saves.
 func (m *Classifier) EncodeBatch(t *ag.Tape, b *Batch, embedGrad bool) *ag.Var {
-	if perWordInputs && m.Mask == nil && m.GroupMask == nil {
+	s, _ := m.EncodeMasked(t, b, embedGrad)
+	return s
+}
+
+// EncodeMasked is EncodeBatch that also returns the word mask's MaskOut
+// (φ and, on training tapes, the sampled mask; X nil), for FLAT's
+// regularisers; without a word mask MaskOut is empty.
+func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var, MaskOut) {
+	if perWordInputs {
 		switch e := m.Enc.(type) {
-		case *RNN, *CNN:
+		case *CNN:
 			uniq, at := UniqueIDs(b.IDs)
-			xu := t.Reshape(m.Emb.Forward(t, m.MapIDs(uniq), 1, len(uniq)), len(uniq), m.Emb.Dim())
+			xu := m.wordRows(t, uniq, embedGrad)
+			factor, mo := m.InputFactor(t, m.MapIDs(b.IDs))
+			if factor == nil {
+				_, s := e.EncodeWords(t, xu, at, b.B, b.L, b.Lengths)
+				return s, mo
+			}
 			if !embedGrad {
-				xu = t.StopGradient(xu)
+				factor = t.StopGradient(factor) // as the masked input is stopped below
 			}
-			if c, ok := e.(*CNN); ok {
-				_, s := c.EncodeWords(t, xu, at, b.B, b.L, b.Lengths)
-				return s
+			_, s := e.EncodeWordsScaled(t, xu, at, factor, b.B, b.L, b.Lengths)
+			return s, mo
+		case *RNN:
+			if m.Mask != nil || m.GroupMask != nil {
+				break
 			}
-			r := e.(*RNN)
+			uniq, at := UniqueIDs(b.IDs)
+			xu := m.wordRows(t, uniq, embedGrad)
 			var in []*ag.Var
-			for _, l := range r.Directions() {
+			for _, l := range e.Directions() {
 				p := t.MatMul(xu, l.Wx.Var, false)
 				in = append(in, t.Reshape(t.Gather(p, at), b.B, b.L, p.Shape()[1]))
 			}
-			_, s := r.EncodeProjected(t, in, b.Lengths)
-			return s
+			_, s := e.EncodeProjected(t, in, b.Lengths)
+			return s, MaskOut{}
 		}
 	}
-	x := m.MaskInput(t, m.Embed(t, b), m.MapIDs(b.IDs))
+	var mo MaskOut
+	x := m.Embed(t, b)
+	ids := m.MapIDs(b.IDs)
+	if m.Mask != nil {
+		mo = m.Mask.Apply(t, m.Emb, x, ids)
+		x, mo.X = mo.X, nil
+	}
+	x = m.ApplyGroupMask(t, x, ids)
 	if !embedGrad {
 		x = t.StopGradient(x)
 	}
 	_, s := m.Encode(t, x, b.Lengths)
-	return s
+	return s, mo
+}
+
+// wordRows returns the embedding rows [len(uniq), D] of the distinct ids
+// uniq (before MapIDs); embedGrad false stops their gradient.
+func (m *Classifier) wordRows(t *ag.Tape, uniq []int32, embedGrad bool) *ag.Var {
+	xu := t.Reshape(m.Emb.Forward(t, m.MapIDs(uniq), 1, len(uniq)), len(uniq), m.Emb.Dim())
+	if !embedGrad {
+		xu = t.StopGradient(xu)
+	}
+	return xu
 }
 
 // Tensors returns the parameters by name, for saving.

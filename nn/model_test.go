@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math/rand"
 	"slices"
 	"testing"
@@ -155,9 +156,6 @@ func flat(p [][]float32) []float32 {
 // id map and rows of different lengths.
 func TestEncodeBatchPerWordMatchesPositionwise(t *testing.T) {
 	for name, cfg := range incConfigs() {
-		if cfg.Mask || cfg.Groups != nil {
-			continue
-		}
 		r := rand.New(rand.NewSource(6))
 		m, err := New(cfg, r)
 		if err != nil {
@@ -169,43 +167,54 @@ func TestEncodeBatchPerWordMatchesPositionwise(t *testing.T) {
 			labels[i] = r.Intn(cfg.NumClasses)
 		}
 		b := MakeBatch(seqs, labels, m.Enc.MinLen())
+		// Masked models (FLAT's word mask, the group mask) also on training
+		// tapes, where the word mask is sampled (the same draws on both
+		// paths).
+		train := []bool{false}
+		if cfg.Mask || cfg.Groups != nil {
+			train = append(train, true)
+		}
 		for _, embedGrad := range []bool{true, false} {
-			run := func(perWord bool) (logits []float32, grads [][]float32) {
-				defer func(old bool) { perWordInputs = old }(perWordInputs)
-				perWordInputs = perWord
-				for _, p := range m.Params() {
-					p.ZeroGrad()
-				}
-				tp := ag.NewTape()
-				out := m.Head(tp, m.EncodeBatch(tp, b, embedGrad))
-				tp.Backward(tp.CrossEntropy(out, labels, nil))
-				for _, p := range m.Params() {
-					var g []float32
-					if p.Grad != nil {
-						g = slices.Clone(p.Grad.Data)
+			for _, training := range train {
+				name := fmt.Sprintf("%s train=%v", name, training)
+				run := func(perWord bool) (logits []float32, grads [][]float32) {
+					defer func(old bool) { perWordInputs = old }(perWordInputs)
+					perWordInputs = perWord
+					for _, p := range m.Params() {
+						p.ZeroGrad()
 					}
-					grads = append(grads, g)
-				}
-				return slices.Clone(out.Data()), grads
-			}
-			l1, g1 := run(false)
-			l2, g2 := run(true)
-			if d := tensor.MaxAbsDiff(l1, l2); d > 1e-5 {
-				t.Errorf("%s embedGrad=%v: logits differ by %g", name, embedGrad, d)
-			}
-			for i, p := range m.Params() {
-				nz := func(g []float32) bool { return g != nil && (slices.Max(g) != 0 || slices.Min(g) != 0) }
-				if nz(g1[i]) != nz(g2[i]) {
-					t.Errorf("%s embedGrad=%v %s: gradient present %v vs %v", name, embedGrad, p.Name, nz(g1[i]), nz(g2[i]))
-					continue
-				}
-				if nz(g1[i]) {
-					if d := tensor.MaxAbsDiff(g1[i], g2[i]); d > 1e-5 {
-						t.Errorf("%s embedGrad=%v %s: gradients differ by %g", name, embedGrad, p.Name, d)
+					tp := ag.NewTape()
+					tp.Train = training
+					out := m.Head(tp, m.EncodeBatch(tp, b, embedGrad))
+					tp.Backward(tp.CrossEntropy(out, labels, nil))
+					for _, p := range m.Params() {
+						var g []float32
+						if p.Grad != nil {
+							g = slices.Clone(p.Grad.Data)
+						}
+						grads = append(grads, g)
 					}
+					return slices.Clone(out.Data()), grads
 				}
-				if p == m.Emb.W && nz(g2[i]) != embedGrad {
-					t.Errorf("%s embedGrad=%v: embedding gradient present %v", name, embedGrad, nz(g2[i]))
+				l1, g1 := run(false)
+				l2, g2 := run(true)
+				if d := tensor.MaxAbsDiff(l1, l2); d > 1e-5 {
+					t.Errorf("%s embedGrad=%v: logits differ by %g", name, embedGrad, d)
+				}
+				for i, p := range m.Params() {
+					nz := func(g []float32) bool { return g != nil && (slices.Max(g) != 0 || slices.Min(g) != 0) }
+					if nz(g1[i]) != nz(g2[i]) {
+						t.Errorf("%s embedGrad=%v %s: gradient present %v vs %v", name, embedGrad, p.Name, nz(g1[i]), nz(g2[i]))
+						continue
+					}
+					if nz(g1[i]) {
+						if d := tensor.MaxAbsDiff(g1[i], g2[i]); d > 1e-5 {
+							t.Errorf("%s embedGrad=%v %s: gradients differ by %g", name, embedGrad, p.Name, d)
+						}
+					}
+					if p == m.Emb.W && nz(g2[i]) != embedGrad {
+						t.Errorf("%s embedGrad=%v: embedding gradient present %v", name, embedGrad, nz(g2[i]))
+					}
 				}
 			}
 		}
