@@ -69,8 +69,7 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 		tensor.Gemm(false, false, k, g4, h, 1, hRad, h, absW, g4, 0, R, g4)
 		// Rows ranked k and beyond do not run here: state carried, output zero.
 		for r := 0; r < k; r++ {
-			i := lay.rank[r]
-			row := lay.off[i] + ti // saved cell
+			i, row := lay.cell(r, ti) // row: the saved cell
 			copy(prevC[row*2*h:row*2*h+h], cL[r*h:(r+1)*h])
 			copy(prevC[row*2*h+h:(row+1)*2*h], cU[r*h:(r+1)*h])
 			copy(hMidAll[row*h:(row+1)*h], hMid[r*h:(r+1)*h])
@@ -114,8 +113,7 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 			// Rows ranked k and beyond did not run: their carried gradients
 			// pass through.
 			for r := 0; r < k; r++ {
-				i := lay.rank[r]
-				row := lay.off[i] + ti
+				i, row := lay.cell(r, ti)
 				p, q := (i*steps+ti)*g4, row*g4
 				copy(gout[0:2*h], dC[r*2*h:(r+1)*2*h])
 				copy(gout[2*h:3*h], dHM[r*h:(r+1)*h])
@@ -161,7 +159,7 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 // packed cells all [cells, w] into dst [k, w], in rank order.
 func gatherStep(all []float32, lay lstmLayout, ti, k, w int, dst []float32) []float32 {
 	for r := 0; r < k; r++ {
-		row := lay.off[lay.rank[r]] + ti
+		_, row := lay.cell(r, ti)
 		copy(dst[r*w:(r+1)*w], all[row*w:(row+1)*w])
 	}
 	return dst

@@ -112,6 +112,13 @@ func newLSTMLayout(b, steps int, lengths []int) lstmLayout {
 	return l
 }
 
+// cell returns the row ranked r and the packed index of its cell at time
+// index ti.
+func (l lstmLayout) cell(r, ti int) (row, packed int) {
+	row = l.rank[r]
+	return row, l.off[row] + ti
+}
+
 // dense reports that every cell is real, so the packed layout is [B·T].
 func (l lstmLayout) dense() bool { return l.total == l.b*l.steps }
 
@@ -167,8 +174,7 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 		tensor.ParallelFor(k, g4*8, func(lo, hi int) {
 			tmp := make([]float32, g4)
 			for r := lo; r < hi; r++ {
-				i := lay.rank[r]
-				p := lay.off[i] + ti
+				i, p := lay.cell(r, ti)
 				gr := gates[p*g4 : (p+1)*g4]
 				rr := rec[r*g4 : (r+1)*g4]
 				hp, cp := hState[r*h:(r+1)*h], cState[r*h:(r+1)*h]
@@ -200,8 +206,7 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 			}
 			tensor.ParallelFor(k, g4*8, func(lo, hi int) {
 				for r := lo; r < hi; r++ {
-					i := lay.rank[r]
-					p := lay.off[i] + ti
+					i, p := lay.cell(r, ti)
 					gr := gates[p*g4 : (p+1)*g4]
 					dg := dgStep[r*g4 : (r+1)*g4]
 					dhi, dci := dh[r*h:(r+1)*h], dc[r*h:(r+1)*h]
