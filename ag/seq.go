@@ -117,7 +117,7 @@ func convWindows(y []float32, rows []int, scale []float32, bias *Var, b, l, f, w
 			}
 			for j := 0; j < width; j++ {
 				p := bi*l + ti + j
-				s := float32(1)
+				s := float32(1) // 1·v is exact: unscaled sums are unchanged
 				if scale != nil {
 					s = scale[p]
 				}
@@ -125,12 +125,6 @@ func convWindows(y []float32, rows []int, scale []float32, bias *Var, b, l, f, w
 					p = rows[p]
 				}
 				src := y[p*wf+j*f : p*wf+(j+1)*f]
-				if scale == nil {
-					for k := range o {
-						o[k] += src[k]
-					}
-					continue
-				}
 				for k := range o {
 					o[k] += s * src[k]
 				}

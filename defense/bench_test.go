@@ -77,30 +77,7 @@ func benchObjectiveArch(b *testing.B, arch string, ragged bool) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			params := m.Params()
-			if ep, ok := obj.(train.ExtraParams); ok {
-				params = append(params, ep.Params()...)
-			}
-			opz := optim.NewAdam(optim.AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
-			tp := ag.NewTape()
-			tp.Train = true
-			tp.Rng = rand.New(rand.NewSource(3))
-			bt := nn.MakeBatch(seqs, labels, m.Enc.MinLen())
-			step := func() {
-				tp.Reset()
-				out, err := obj.Loss(tp, m, bt)
-				if err != nil {
-					b.Fatal(err)
-				}
-				tp.Backward(out.Loss)
-				opz.Step(params)
-				optim.ZeroGrad(params)
-			}
-			step() // warm-up: α0, SEM's map, buffers
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				step()
-			}
+			runObjectiveSteps(b, obj, m, nn.MakeBatch(seqs, labels, m.Enc.MinLen()))
 			ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
 			if obj.Name() == "standard" {
 				stdNs = ns
@@ -109,6 +86,34 @@ func benchObjectiveArch(b *testing.B, arch string, ragged bool) {
 				b.ReportMetric(ns/stdNs, "x_standard")
 			}
 		})
+	}
+}
+
+// runObjectiveSteps times b.N optimiser steps (loss, backward, Adam) of obj
+// on bt, after one untimed warm-up step (α0, SEM's map, buffers).
+func runObjectiveSteps(b *testing.B, obj train.Objective, m *nn.Classifier, bt *nn.Batch) {
+	params := m.Params()
+	if ep, ok := obj.(train.ExtraParams); ok {
+		params = append(params, ep.Params()...)
+	}
+	opz := optim.NewAdam(optim.AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+	tp := ag.NewTape()
+	tp.Train = true
+	tp.Rng = rand.New(rand.NewSource(3))
+	step := func() {
+		tp.Reset()
+		out, err := obj.Loss(tp, m, bt)
+		if err != nil {
+			b.Fatal(err)
+		}
+		tp.Backward(out.Loss)
+		opz.Step(params)
+		optim.ZeroGrad(params)
+	}
+	step()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		step()
 	}
 }
 
@@ -156,23 +161,7 @@ func BenchmarkFLATObjective(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			params := m.Params()
-			opz := optim.NewAdam(optim.AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
-			tp := ag.NewTape()
-			tp.Train = true
-			tp.Rng = rand.New(rand.NewSource(3))
-			bt := nn.MakeBatch(seqs, labels, m.Enc.MinLen())
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				tp.Reset()
-				out, err := f.Loss(tp, m, bt)
-				if err != nil {
-					b.Fatal(err)
-				}
-				tp.Backward(out.Loss)
-				opz.Step(params)
-				optim.ZeroGrad(params)
-			}
+			runObjectiveSteps(b, f, m, nn.MakeBatch(seqs, labels, m.Enc.MinLen()))
 		})
 	}
 }

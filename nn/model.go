@@ -225,8 +225,8 @@ var perWordInputs = true
 //
 // Input masks (FLAT's word mask, the group mask) scale each position's
 // embedding, and the convolutions are linear in it, so the CNN applies the
-// factor to each position's taps instead (Conv1DRowsScaled; 2.5× faster
-// FLAT steps). A masked LSTM keeps the position-wise path: scaling its
+// factor to each position's taps instead (Conv1DRowsScaled; FLAT CNN steps
+// 2–3× faster). A masked LSTM keeps the position-wise path: scaling its
 // [positions, 4H] projections costs more than the input GEMM it saves.
 func (m *Classifier) EncodeBatch(t *ag.Tape, b *Batch, embedGrad bool) *ag.Var {
 	s, _ := m.EncodeMasked(t, b, embedGrad)
