@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/textarmor/textarmor/progress"
 	"github.com/textarmor/textarmor/tensor"
 )
 
@@ -320,6 +321,7 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 	// Emit in input order: hold results until all earlier ones are in.
 	ready := map[int]Result{}
 	next, nDone, start := 0, 0, time.Now()
+	bar := progress.New(opt.Progress)
 	var firstErr error
 	for it := range results {
 		if it.err != nil {
@@ -353,13 +355,9 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 				opt.OnResult(r)
 			}
 		}
-		if opt.Progress != nil {
-			fmt.Fprint(opt.Progress, progressLine(len(ex)-len(todo)+nDone, len(ex), nDone, len(todo), time.Since(start)))
-		}
+		bar.Show("%s", progressLine(len(ex)-len(todo)+nDone, len(ex), nDone, len(todo), time.Since(start)))
 	}
-	if opt.Progress != nil && len(todo) > 0 {
-		fmt.Fprintln(opt.Progress)
-	}
+	bar.End()
 	if firstErr != nil {
 		return nil, firstErr
 	}
@@ -372,7 +370,7 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 // progressLine reports the examples finished (resumed ones included), the
 // time this run has taken and, from this run's own rate, the time left.
 func progressLine(finished, total, doneHere, todoHere int, elapsed time.Duration) string {
-	line := fmt.Sprintf("\rattacked %d/%d (%.1fs", finished, total, elapsed.Seconds())
+	line := fmt.Sprintf("attacked %d/%d (%.1fs", finished, total, elapsed.Seconds())
 	if doneHere > 0 && doneHere < todoHere {
 		left := time.Duration(float64(elapsed) / float64(doneHere) * float64(todoHere-doneHere))
 		line += fmt.Sprintf(", about %s left", left.Round(time.Second))

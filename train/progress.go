@@ -1,50 +1,41 @@
 package train
 
 import (
-	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/textarmor/textarmor/progress"
 )
 
-// progress draws a one-line bar with ETA and running loss and accuracy,
-// redrawn at most every 200 ms.
-type progress struct {
-	w           io.Writer
-	label       string
-	total       int
-	start, last time.Time
+// epochBar shows an epoch's bar with ETA and running loss and accuracy on
+// a progress.Line (redrawn on a terminal, a line a minute in a log).
+type epochBar struct {
+	line  *progress.Line
+	label string
+	total int
+	start time.Time
 }
 
-func newProgress(w io.Writer, label string, total int) *progress {
-	now := time.Now()
-	return &progress{w: w, label: label, total: total, start: now}
+func newProgress(w io.Writer, label string, total int) *epochBar {
+	return &epochBar{line: progress.New(w), label: label, total: total, start: time.Now()}
 }
 
-func (p *progress) update(done int, loss, acc float64) {
-	if p.w == nil {
+func (p *epochBar) update(done int, loss, acc float64) {
+	if p.line == nil {
 		return
 	}
-	now := time.Now()
-	if done < p.total && now.Sub(p.last) < 200*time.Millisecond {
-		return
-	}
-	p.last = now
 	frac := float64(done) / float64(max(p.total, 1))
 	const width = 24
-	fill := int(frac * width)
-	elapsed := now.Sub(p.start)
+	fill := min(width, int(frac*width))
+	elapsed := time.Since(p.start)
 	eta := "?"
 	if done > 0 {
 		eta = (time.Duration(float64(elapsed)/frac) - elapsed).Round(time.Second).String()
 	}
-	fmt.Fprintf(p.w, "\r%s [%s%s] %3.0f%% %d/%d loss %.4f acc %.3f elapsed %s eta %s ",
+	p.line.Show("%s [%s%s] %3.0f%% %d/%d loss %.4f acc %.3f elapsed %s eta %s",
 		p.label, strings.Repeat("=", fill), strings.Repeat(" ", width-fill), 100*frac,
 		done, p.total, loss, acc, elapsed.Round(time.Second), eta)
 }
 
-func (p *progress) finish() {
-	if p.w != nil {
-		fmt.Fprintln(p.w)
-	}
-}
+func (p *epochBar) finish() { p.line.End() }

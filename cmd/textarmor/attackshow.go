@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/progress"
 )
 
 // showFlags are --show and --color: a before/after word diff of every
@@ -27,7 +28,7 @@ func (sf *showFlags) install(opt *attack.RunOptions, w io.Writer, classes []stri
 	useColor := false
 	switch sf.color {
 	case "auto":
-		useColor = isTerminal(w)
+		useColor = progress.IsTerminal(w)
 	case "always":
 		useColor = true
 	case "never":
@@ -37,14 +38,15 @@ func (sf *showFlags) install(opt *attack.RunOptions, w io.Writer, classes []stri
 	if !sf.on {
 		return nil
 	}
-	progress := opt.Progress != nil
+	// A status line being redrawn on a terminal needs closing first.
+	openLine := opt.Progress != nil && progress.IsTerminal(opt.Progress)
 	prev := opt.OnResult
 	opt.OnResult = func(r attack.Result) {
 		if prev != nil {
 			prev(r)
 		}
 		var b strings.Builder
-		if progress {
+		if openLine {
 			b.WriteByte('\n')
 		}
 		writeShow(&b, r, classes, useColor)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/progress"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -29,16 +30,6 @@ func parseClass(m *model.Model, s string) (int, error) {
 		return i, nil
 	}
 	return 0, usageError{fmt.Errorf("--class %q: the model's classes are %s (or 0..%d)", s, strings.Join(m.Classes, ", "), len(m.Classes)-1)}
-}
-
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // colorWord wraps word in a 256-colour ANSI background: green for positive
@@ -84,7 +75,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	useColor := false
 	switch color {
 	case "auto":
-		useColor = isTerminal(stdout)
+		useColor = progress.IsTerminal(stdout)
 	case "always":
 		useColor = true
 	case "never":
