@@ -234,30 +234,53 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	if ft.report {
 		return ft.writeTable(stdout)
 	}
-	unlock, err := checkpoint.LockDir(ft.out)
-	if err != nil {
-		return err
-	}
-	defer unlock()
 	for _, r := range ft.rows {
-		if err := ft.train(r); err != nil {
-			return fmt.Errorf("flat-table: %s: %w", r, err)
-		}
-		for _, a := range ft.attacks {
-			if err := ft.evaluate(r, a); err != nil {
-				return fmt.Errorf("flat-table: %s, %s: %w", r, a, err)
-			}
-		}
-		if ft.byRound && r != "base" {
-			if err := ft.evaluateRounds(r); err != nil {
-				return fmt.Errorf("flat-table: %s: %w", r, err)
-			}
+		if err := ft.runRow(r); err != nil {
+			return err
 		}
 		if err := ft.writeTable(io.Discard); err != nil {
 			return err
 		}
 	}
 	return ft.writeTable(stdout)
+}
+
+// runRow trains and attacks one row under the row folder's lock: two runs
+// may share --out when they work on different rows (one core each, say),
+// and the table either writes shows every row there.
+func (ft *flatTable) runRow(r string) error {
+	unlock, err := checkpoint.LockDir(filepath.Join(ft.out, r))
+	if err != nil {
+		return fmt.Errorf("flat-table: %s: %w", r, err)
+	}
+	defer unlock()
+	if err := ft.train(r); err != nil {
+		return fmt.Errorf("flat-table: %s: %w", r, err)
+	}
+	for _, a := range ft.attacks {
+		if err := ft.evaluate(r, a); err != nil {
+			return fmt.Errorf("flat-table: %s, %s: %w", r, a, err)
+		}
+	}
+	if ft.byRound && r != "base" {
+		if err := ft.evaluateRounds(r); err != nil {
+			return fmt.Errorf("flat-table: %s: %w", r, err)
+		}
+	}
+	return nil
+}
+
+// tableRows are the rows the table shows, in its order: those this run
+// asks for and those another run has trained into the same folder.
+func (ft *flatTable) tableRows() []string {
+	var rows []string
+	for _, r := range []string{"base", "adv", "flat"} {
+		_, err := os.Stat(filepath.Join(ft.out, r, "trained.json"))
+		if slices.Contains(ft.rows, r) || err == nil {
+			rows = append(rows, r)
+		}
+	}
+	return rows
 }
 
 func flatRow(r string) bool    { return r == "base" || r == "adv" || r == "flat" }
@@ -634,7 +657,8 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 	type key struct{ row, col string }
 	vals := map[key]float64{}
 	var given []string
-	for _, r := range ft.rows {
+	rows := ft.tableRows()
+	for _, r := range rows {
 		label := map[string]string{"base": "base", "adv": "adv (" + ft.trainAttack + ")", "flat": "FLAT (" + ft.trainAttack + ")"}[r]
 		var rec rowRecord
 		if raw, err := os.ReadFile(filepath.Join(ft.out, r, "trained.json")); err == nil && json.Unmarshal(raw, &rec) == nil && rec.Used != "" {
@@ -704,7 +728,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 	if len(given) > 0 {
 		b.WriteString("\n" + strings.Join(given, "\n") + "\n")
 	}
-	if slices.Contains(ft.rows, "flat") {
+	if slices.Contains(rows, "flat") {
 		line, ps, err := flatMaskLine(filepath.Join(ft.out, "flat", "model"))
 		if err != nil {
 			return err
@@ -849,7 +873,7 @@ func (ft *flatTable) roundsSection() (string, error) {
 	var lines []line
 	maxRound := 0
 	roundKept, roundN := map[string]map[int]bool{}, map[string]int{} // "ROW/roundR.ATTACK" → its results
-	for _, row := range ft.rows {
+	for _, row := range ft.tableRows() {
 		if row == "base" {
 			continue
 		}

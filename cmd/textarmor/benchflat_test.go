@@ -115,9 +115,9 @@ func TestBenchFLATTable(t *testing.T) {
 	if code, plain, _ := runCmd(t, append(append([]string{}, args...), "--report", "--explain", "none")...); code != 0 || strings.Contains(plain, " — |") {
 		t.Errorf("--report --explain none: exit %d:\n%s", code, plain)
 	}
-	// --report prints the table beside a run holding the block's lock and
+	// --report prints the table beside a run holding a row's lock and
 	// trains, attacks and writes nothing: a removed cell stays missing.
-	unlock, err := checkpoint.LockDir(out)
+	unlock, err := checkpoint.LockDir(filepath.Join(out, "flat"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,13 +175,19 @@ func TestBenchFLATTable(t *testing.T) {
 	if code, _, stderr := runCmd(t, workers1...); code != 0 || strings.Contains(stderr, "textarmor train") {
 		t.Errorf("rerun with --workers 1 and an old-style record: exit %d:\n%s", code, stderr)
 	}
-	// A second run on the same folder is refused while the first holds it.
-	lock := filepath.Join(out, ".lock")
+	// A second run on a row is refused while another run holds the row;
+	// a run on the other rows goes ahead, and its table shows every row
+	// in the folder, not only its own.
+	lock := filepath.Join(out, "base", ".lock")
 	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "in use by process") {
-		t.Errorf("locked folder: exit %d: %s", code, stderr)
+		t.Errorf("locked row: exit %d: %s", code, stderr)
+	}
+	others := append(append([]string{}, args...), "--rows", "adv,flat")
+	if code, table, stderr := runCmd(t, others...); code != 0 || !strings.Contains(table, "| CNN-base |") || !strings.Contains(table, "check 11") {
+		t.Errorf("--rows adv,flat beside a run on base: exit %d:\n%s\nstderr:\n%s", code, table, stderr)
 	}
 	os.Remove(lock)
 	// Other training flags for a finished row are refused.
