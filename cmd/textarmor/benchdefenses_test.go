@@ -262,8 +262,16 @@ func TestBenchFTMLTable(t *testing.T) {
 	if got := strings.Join(order, " "); got != want {
 		t.Errorf("--first cells in order\n %s\nwant\n %s", got, want)
 	}
-	if strings.Contains(stdout, " n=") {
-		t.Errorf("final table still marks partial cells:\n%s", stdout)
+	// The rows this run extended are complete; the rows an earlier run left
+	// in the folder (sem, ibp at --n 8) are shown too, with the recipe that
+	// run recorded, and marked as partial.
+	for _, line := range strings.Split(stdout, "\n") {
+		if (strings.HasPrefix(line, "| standard |") || strings.HasPrefix(line, "| ftml |")) && strings.Contains(line, " n=") {
+			t.Errorf("final table still marks partial cells: %s", line)
+		}
+	}
+	if !strings.Contains(stdout, "| ibp | 12 ep (reference 1 ep) --ibp-ramp-epochs 8 --batch 16 --lr 1e-3 |") || !strings.Contains(stdout, "| sem |") || !strings.Contains(stdout, " n=8") {
+		t.Errorf("the folder's other rows are not shown as recorded:\n%s", stdout)
 	}
 }
 
@@ -568,5 +576,23 @@ func TestFTMLTableRecipeEpochs(t *testing.T) {
 	semArgs[slices.Index(semArgs, "standard")] = "sem"
 	if code, _, stderr := runCmd(t, semArgs...); code == 0 || !strings.Contains(stderr, "started.json: the model there trained for 9 epochs, this run asks for 3") {
 		t.Errorf("a checkpoint of other epochs was resumed: exit %d: %s", code, stderr)
+	}
+	// Runs lock rows, not the folder: a row another run holds is refused,
+	// while a run on another row goes ahead, and its table shows the held
+	// row with the recipe recorded for it.
+	if err := os.RemoveAll(filepath.Join(out, "cnn", "sem")); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(out, "cnn", "standard", ".lock")
+	if err := os.WriteFile(lock, []byte(strconv.Itoa(os.Getpid())), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(lock)
+	if code, _, stderr := runCmd(t, append(args, "--recipe-epochs", "standard=1")...); code == 0 || !strings.Contains(stderr, "in use by process") {
+		t.Errorf("a held row was run again: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr = runCmd(t, semArgs...)
+	if code != 0 || !strings.Contains(stdout, "| standard | 1 ep (reference 3 ep) ") || !strings.Contains(stdout, "| sem | 3 ep ") {
+		t.Errorf("a run beside a held row: exit %d:\n%s\n%s", code, stdout, stderr)
 	}
 }

@@ -249,11 +249,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		}
 		return tb.writeTable(stdout, defs, atks, recipes, true)
 	}
-	unlock, err := checkpoint.LockDir(tb.out)
-	if err != nil {
-		return err
-	}
-	defer unlock()
+	var err error
 	if tb.ds, tb.preset, err = ftmlTableData(tb.dataDir); err != nil {
 		return err
 	}
@@ -282,24 +278,37 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	if tb.first > 0 && tb.first < tb.n {
 		passes = []int{tb.first, tb.n}
 	}
-	for _, tb.passN = range passes {
-		for _, d := range defs {
-			m, err := tb.trainDefense(recipes[d])
-			if err != nil {
-				return fmt.Errorf("%s: %w", d, err)
-			}
-			if err := cell(d, "clean", func() (tableCell, error) { return tb.clean(m) }); err != nil {
+	// Each row is locked while this run trains and attacks it, not the
+	// whole folder: runs on different rows can share --out (one per core).
+	row := func(d string) error {
+		unlock, err := checkpoint.LockDir(filepath.Join(tb.out, d))
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		defer unlock()
+		m, err := tb.trainDefense(recipes[d])
+		if err != nil {
+			return fmt.Errorf("%s: %w", d, err)
+		}
+		if err := cell(d, "clean", func() (tableCell, error) { return tb.clean(m) }); err != nil {
+			return err
+		}
+		if d == "ibp" {
+			if err := cell(d, "certified", func() (tableCell, error) { return tb.certified(m) }); err != nil {
 				return err
 			}
-			if d == "ibp" {
-				if err := cell(d, "certified", func() (tableCell, error) { return tb.certified(m) }); err != nil {
-					return err
-				}
+		}
+		for _, a := range atks {
+			if err := cell(d, a, func() (tableCell, error) { return tb.attack(m, d, a) }); err != nil {
+				return err
 			}
-			for _, a := range atks {
-				if err := cell(d, a, func() (tableCell, error) { return tb.attack(m, d, a) }); err != nil {
-					return err
-				}
+		}
+		return nil
+	}
+	for _, tb.passN = range passes {
+		for _, d := range defs {
+			if err := row(d); err != nil {
+				return err
 			}
 		}
 	}
@@ -592,6 +601,10 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 		b.WriteString(" " + name + " |")
 	}
 	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(cols)) + "\n")
+	defs, recipes, err := tb.tableRows(defs, recipes)
+	if err != nil {
+		return err
+	}
 	var cells []tableCell
 	partial := false
 	for _, d := range defs {
@@ -818,27 +831,90 @@ func writeJSON(path string, v any) error {
 	return checkpoint.WriteFileAtomic(path, append(raw, '\n'), 0o644)
 }
 
-// sameEpochs checks that the recipe recorded in path (trained.json or
-// started.json; absent is fine) trains r's epochs.
-func sameEpochs(path string, r tableRecipe, rowDir string) error {
+// recordedRecipe reads the train arguments recorded in path (trained.json
+// or started.json); nil when the file is absent.
+func recordedRecipe(path string) ([]string, error) {
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return nil, nil
 	} else if err != nil {
-		return err
+		return nil, err
 	}
 	var rec struct {
 		Recipe []string `json:"recipe"`
 	}
 	if err := json.Unmarshal(raw, &rec); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	got := ""
-	for i := 0; i+1 < len(rec.Recipe); i++ {
-		if rec.Recipe[i] == "--epochs" {
-			got = rec.Recipe[i+1]
+	return rec.Recipe, nil
+}
+
+// flagValue returns the value of --name in train arguments ("" if absent).
+func flagValue(args []string, name string) string {
+	v := ""
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == name {
+			v = args[i+1]
 		}
 	}
+	return v
+}
+
+// tableRows are the rows a table shows, in the recipes' order, with the
+// recipe each is shown with: the rows this run asks for, and those another
+// run trains or trained into the same folder, with the recipe that run
+// recorded.
+func (tb *ftmlTable) tableRows(defs []string, recipes map[string]tableRecipe) ([]string, map[string]tableRecipe, error) {
+	var rows []string
+	shown := map[string]tableRecipe{}
+	for _, order := range ftmlRecipes() {
+		d := order.Defense
+		if slices.Contains(defs, d) {
+			rows, shown[d] = append(rows, d), recipes[d]
+			continue
+		}
+		var rec []string
+		for _, f := range []string{"trained.json", "started.json"} {
+			r, err := recordedRecipe(filepath.Join(tb.out, d, f))
+			if err != nil {
+				return nil, nil, err
+			}
+			if rec == nil {
+				rec = r
+			}
+		}
+		if rec == nil {
+			continue
+		}
+		// Epochs other than this run's recipe (or its reference, when
+		// --recipe-epochs changed it) are marked as such.
+		ref := recipes[d].Epochs
+		if recipes[d].Reference > 0 {
+			ref = recipes[d].Reference
+		}
+		r := tableRecipe{Defense: d}
+		r.Epochs, _ = strconv.Atoi(flagValue(rec, "--epochs"))
+		if r.Epochs != ref {
+			r.Reference = ref
+		}
+		for i := 0; i+1 < len(rec); i += 2 {
+			if f := rec[i]; f != "--defense" && f != "--epochs" && f != "--synonyms" {
+				r.Args = append(r.Args, f, rec[i+1])
+			}
+		}
+		rows, shown[d] = append(rows, d), r
+	}
+	return rows, shown, nil
+}
+
+// sameEpochs checks that the recipe recorded in path (trained.json or
+// started.json; absent is fine) trains r's epochs.
+func sameEpochs(path string, r tableRecipe, rowDir string) error {
+	rec, err := recordedRecipe(path)
+	if err != nil || rec == nil {
+		return err
+	}
+	got := flagValue(rec, "--epochs")
 	if want := fmt.Sprint(r.Epochs); got != want {
 		return fmt.Errorf("%s: the model there trained for %s epochs, this run asks for %s; remove %s to retrain", path, got, want, rowDir)
 	}
