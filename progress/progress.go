@@ -12,10 +12,10 @@ import (
 )
 
 const (
-	// TerminalEvery is the shortest interval between redraws on a terminal.
-	TerminalEvery = 200 * time.Millisecond
-	// LogEvery is the shortest interval between lines in a log.
-	LogEvery = time.Minute
+	// terminalEvery is the shortest interval between redraws on a terminal.
+	terminalEvery = 200 * time.Millisecond
+	// logEvery is the shortest interval between lines in a log.
+	logEvery = time.Minute
 )
 
 // Line is one job's status line. A nil *Line (no writer) ignores every call.
@@ -60,9 +60,9 @@ func (l *Line) Show(format string, args ...any) {
 		return
 	}
 	l.pending, l.shown = fmt.Sprintf(format, args...), false
-	every := LogEvery
+	every := logEvery
 	if l.tty {
-		every = TerminalEvery
+		every = terminalEvery
 	}
 	now := l.now()
 	switch {
