@@ -176,3 +176,33 @@ func TestGateVecsMatchScalar(t *testing.T) {
 		}
 	}
 }
+
+// FastTanhVec equals FastTanh bit for bit, across tanh's branch edges,
+// signed zeros, infinities and large values, with and without AVX2 and at
+// lengths that leave a scalar tail.
+func TestFastTanhVecMatchesFastTanh(t *testing.T) {
+	var xs []float32
+	for x := -40.0; x < 40; x += 0.00731 {
+		xs = append(xs, float32(x))
+	}
+	for _, e := range []float32{0.0625, 9, 44, 45} {
+		for _, s := range []float32{1, -1} {
+			v := s * e
+			xs = append(xs, v, math.Nextafter32(v, 0), math.Nextafter32(v, 100*v))
+		}
+	}
+	xs = append(xs, 0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), 1e30, -1e30, 1e-30)
+	defer setAVX2(setAVX2(true))
+	for _, avx2 := range []bool{true, false} {
+		setAVX2(avx2)
+		for _, n := range []int{len(xs), len(xs) - 1, len(xs) - 3, 5, 1} {
+			got := make([]float32, n)
+			FastTanhVec(got, xs[:n])
+			for i, x := range xs[:n] {
+				if w := FastTanh(x); math.Float32bits(got[i]) != math.Float32bits(w) {
+					t.Fatalf("avx2 %v, length %d: FastTanhVec(%v) = %v (%#x), FastTanh %v (%#x)", avx2, n, x, got[i], math.Float32bits(got[i]), w, math.Float32bits(w))
+				}
+			}
+		}
+	}
+}

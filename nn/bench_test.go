@@ -10,7 +10,15 @@ import (
 // benchModel is the benchmark shape: vocabulary 15,000, embedding
 // 300, Kim CNN with 3×100 filters or a BiLSTM with 150 units per direction.
 func benchModel(b *testing.B, arch string) *Classifier {
-	cfg := DefaultConfig(arch)
+	var cfg Config
+	if arch == "flat-lstm" {
+		// FLAT's LSTM (spec flat.md §5): 300 units, tanh around the max
+		// pooling, and the word mask.
+		cfg = DefaultConfig("lstm")
+		cfg.Hidden, cfg.Tanh, cfg.Mask = 300, true, true
+	} else {
+		cfg = DefaultConfig(arch)
+	}
 	cfg.VocabSize = 15000
 	m, err := New(cfg, rand.New(rand.NewSource(1)))
 	if err != nil {

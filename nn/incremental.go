@@ -289,18 +289,19 @@ func (dc *dirCache) setBase(x []float32, n, d int, r *RNN) {
 			from, to = t+1, t
 		}
 		copy(dc.pool[to*h:(to+1)*h], dc.pool[from*h:(from+1)*h])
-		poolRow(r, dc.pool[to*h:(to+1)*h], dc.h[t*h:(t+1)*h])
+		poolRow(r, dc.pool[to*h:(to+1)*h], dc.h[t*h:(t+1)*h], tmp)
 	}
 }
 
 // poolRow folds one step's hidden values into the running max or sum acc
-// (tanh first where the encoder has it).
-func poolRow(r *RNN, acc, h []float32) {
+// (tanh first where the encoder has it, into tmp: at least len(h)).
+func poolRow(r *RNN, acc, h, tmp []float32) {
+	if r.Tanh {
+		ag.FastTanhVec(tmp, h)
+		h = tmp[:len(h)]
+	}
 	mean := r.Pool == "mean"
 	for k, v := range h {
-		if r.Tanh {
-			v = ag.FastTanh(v)
-		}
 		if mean {
 			acc[k] += v
 		} else {
@@ -403,7 +404,7 @@ func (dc *dirCache) sweep(rnn *RNN, n int, starts []int, join func(r int, hs, cs
 		for r := 0; r < active; r++ {
 			hr := hs[r*h : (r+1)*h]
 			lstmCell(input(r, t), rec[r*g4:(r+1)*g4], bias, hr, cs[r*h:(r+1)*h], tmp)
-			poolRow(rnn, acc[r*h:(r+1)*h], hr)
+			poolRow(rnn, acc[r*h:(r+1)*h], hr, tmp)
 		}
 	}
 	for ; active < R; active++ {

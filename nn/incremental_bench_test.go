@@ -27,7 +27,7 @@ func benchSwaps(l int) ([]int32, []Swap, [][]int32) {
 // with an Incremental whose base is already set (the attack's steady state:
 // ids projected on first use), and including SetBase.
 func BenchmarkPredictSwaps(b *testing.B) {
-	for _, arch := range []string{"cnn", "bilstm", "lstm"} {
+	for _, arch := range []string{"cnn", "bilstm", "lstm", "flat-lstm"} {
 		for _, l := range []int{250, 500} {
 			m := benchModel(b, arch)
 			base, swaps, seqs := benchSwaps(l)
