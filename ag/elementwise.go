@@ -229,13 +229,20 @@ func (t *Tape) Div(a, b *Var) *Var { return t.binary(a, b, binDiv) }
 // unary applies f element-wise; df gives the derivative from input x and
 // output y, so ops like tanh reuse their output.
 func (t *Tape) unary(a *Var, f func(x float32) float32, df func(x, y float32) float32) *Var {
+	return t.unaryVec(a, func(dst, src []float32) {
+		for i, x := range src {
+			dst[i] = f(x)
+		}
+	}, df)
+}
+
+// unaryVec is unary with the function applied to whole slices (forward
+// fills dst from src, which do not overlap), for functions with a vector
+// kernel.
+func (t *Tape) unaryVec(a *Var, forward func(dst, src []float32), df func(x, y float32) float32) *Var {
 	out := tensor.New(a.Shape()...)
 	A, O := a.Data(), out.Data
-	tensor.ParallelFor(len(A), 8, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			O[i] = f(A[i])
-		}
-	})
+	tensor.ParallelFor(len(A), 8, func(lo, hi int) { forward(O[lo:hi], A[lo:hi]) })
 	return t.op(out, func(o *Var) {
 		G, ga := o.Grad.Data, a.grad()
 		tensor.ParallelFor(len(A), 8, func(lo, hi int) {
@@ -259,7 +266,7 @@ func (t *Tape) ReLU(a *Var) *Var {
 
 // Tanh returns tanh(x).
 func (t *Tape) Tanh(a *Var) *Var {
-	return t.unary(a, tanh32, func(_, y float32) float32 { return 1 - y*y })
+	return t.unaryVec(a, tanhVec, func(_, y float32) float32 { return 1 - y*y })
 }
 
 // Sigmoid returns 1/(1+exp(-x)).

@@ -52,6 +52,17 @@ func tanh32(x float32) float32 {
 	return tanhFromExp(x, expf(2*ax))
 }
 
+// tanhVec sets dst[i] = tanh32(x[i]), bit for bit: the exponentials in one
+// vector pass, then the vector tanh kernel. dst and x must not overlap.
+func tanhVec(dst, x []float32) {
+	e := dst[:len(x)]
+	for i, v := range x {
+		e[i] = 2 * math.Float32frombits(math.Float32bits(v)&^signBit)
+	}
+	expVec(e)
+	tanhFromExpVec(e, x, e)
+}
+
 // expVec replaces each x[i] by expf(x[i]), bit for bit. The LSTM cell
 // computes all of a row's exponentials in one pass, apart from the gate
 // arithmetic, so a vector kernel (amd64) can take most of them.

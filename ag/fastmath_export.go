@@ -1,7 +1,5 @@
 package ag
 
-import "math"
-
 // FastSigmoid is the logistic function the fused LSTM uses, exported so that
 // code re-running parts of an LSTM outside a tape (nn's incremental
 // re-evaluation) gets the same values.
@@ -12,11 +10,4 @@ func FastTanh(x float32) float32 { return tanh32(x) }
 
 // FastTanhVec sets dst[i] = FastTanh(x[i]), bit for bit, with the vector
 // kernels the LSTM cell uses; dst and x must not overlap.
-func FastTanhVec(dst, x []float32) {
-	e := dst[:len(x)]
-	for i, v := range x {
-		e[i] = 2 * math.Float32frombits(math.Float32bits(v)&^signBit)
-	}
-	expVec(e)
-	tanhFromExpVec(e, x, e)
-}
+func FastTanhVec(dst, x []float32) { tanhVec(dst, x) }
