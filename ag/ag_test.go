@@ -421,3 +421,47 @@ func spacedT(r *rand.Rand, shape ...int) *tensor.Tensor {
 	}
 	return x
 }
+
+// Reshape hands its gradient buffer to an input that has none yet instead
+// of copying it; the input's gradient must still sum every consumer's, in
+// either creation order, and a parameter keeps a buffer of its own.
+func TestReshapeGradientWithOtherConsumers(t *testing.T) {
+	x := tensor.From([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	c1 := tensor.From([]float32{1, -1, 2, -2, 3, -3}, 3, 2)
+	c2 := tensor.From([]float32{0.5, 1, 1.5, 2, 2.5, 3}, 2, 3)
+	want := make([]float32, 6)
+	for i := range want {
+		want[i] = c1.Data[i] + 2*c2.Data[i]
+	}
+	for _, reshapeFirst := range []bool{true, false} {
+		for _, param := range []bool{false, true} {
+			tp := NewTape()
+			var xv *Var
+			var p *Param
+			if param {
+				p = NewParam("x", x.Clone())
+				xv = p.Var
+			} else {
+				xv = tp.Leaf(x.Clone())
+			}
+			var y1, y2 *Var
+			if reshapeFirst {
+				y1 = tp.Reshape(xv, 3, 2)
+				y2 = tp.Scale(xv, 2)
+			} else {
+				y2 = tp.Scale(xv, 2)
+				y1 = tp.Reshape(xv, 3, 2)
+			}
+			loss := tp.Add(tp.Sum(tp.Mul(y1, tp.Leaf(c1))), tp.Sum(tp.Mul(y2, tp.Leaf(c2))))
+			tp.Backward(loss)
+			for i, w := range want {
+				if got := xv.Grad.Data[i]; math.Abs(float64(got-w)) > 1e-6 {
+					t.Fatalf("reshape first %v, param %v: grad[%d] = %v, want %v", reshapeFirst, param, i, got, w)
+				}
+			}
+			if param && &xv.Grad.Data[0] == &y1.Grad.Data[0] {
+				t.Errorf("a parameter took over an op's gradient buffer")
+			}
+		}
+	}
+}

@@ -382,6 +382,13 @@ func (t *Tape) SumLast(a *Var) *Var {
 func (t *Tape) Reshape(a *Var, shape ...int) *Var {
 	out := a.Value.Reshape(shape...)
 	return t.op(out, func(o *Var) {
+		if a.Grad == nil && a.param == nil {
+			// a's first gradient: o's buffer under a's shape, no copy
+			// (o is done with it; ASCC reshapes [B·L, F] gradients of
+			// tens of MB every inner step).
+			a.Grad = tensor.From(o.Grad.Data, a.Shape()...)
+			return
+		}
 		G, ga := o.Grad.Data, a.grad()
 		for i := range ga {
 			ga[i] += G[i]
