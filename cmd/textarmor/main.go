@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"runtime/pprof"
 	"sort"
 	"strings"
@@ -57,6 +58,17 @@ func main() {
 			fmt.Fprintf(os.Stderr, "textarmor: TEXTARMOR_CPUPROFILE: %v\n", err)
 			os.Exit(1)
 		}
+		// A long training is often profiled for a few minutes and then
+		// interrupted; the profile must still be written. The run itself
+		// resumes from its checkpoint next time.
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt)
+		go func() {
+			<-sig
+			pprof.StopCPUProfile()
+			f.Close()
+			os.Exit(130)
+		}()
 		code := run(os.Args[1:], os.Stdout, os.Stderr)
 		pprof.StopCPUProfile()
 		f.Close()
