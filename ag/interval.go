@@ -134,7 +134,8 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 			}
 			// dhMid_prev = dM·Whᵀ and dhRad_prev = dR·|Wh|ᵀ for the rows
 			// that ran this step.
-			dM, dR := gatherStep(dMAll, lay, ti, k, g4, M), gatherStep(dRAll, lay, ti, k, g4, R)
+			p0 := lay.start[ti]
+			dM, dR := dMAll[p0*g4:(p0+k)*g4], dRAll[p0*g4:(p0+k)*g4]
 			tensor.Gemm(false, true, k, h, g4, 1, dM, g4, W, g4, 0, dHM, h)
 			tensor.Gemm(false, true, k, h, g4, 1, dR, g4, absW, g4, 0, dHR, h)
 		}
@@ -153,16 +154,6 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 			}
 		}
 	}, pxL, pxU, wh)
-}
-
-// gatherStep copies time index ti of the k first-ranked rows from the
-// packed cells all [cells, w] into dst [k, w], in rank order.
-func gatherStep(all []float32, lay lstmLayout, ti, k, w int, dst []float32) []float32 {
-	for r := 0; r < k; r++ {
-		_, row := lay.cell(r, ti)
-		copy(dst[r*w:(r+1)*w], all[row*w:(row+1)*w])
-	}
-	return dst
 }
 
 func equalShape(a, b []int) bool {

@@ -33,13 +33,9 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 	tensor.Gemm(false, false, lay.total, g4, d, 1, xp, d, wx.Data(), g4, 0, gates, g4)
 	return t.lstm(gates, lay, wh, bias, reverse, func(dGates []float32) {
 		if t.needs(x) {
-			if lay.dense() {
-				tensor.Gemm(false, true, lay.total, d, g4, 1, dGates, g4, wx.Data(), g4, 1, x.grad(), d)
-			} else {
-				dx := make([]float32, lay.total*d)
-				tensor.Gemm(false, true, lay.total, d, g4, 1, dGates, g4, wx.Data(), g4, 0, dx, d)
-				lay.unpackAdd(x.grad(), dx, d)
-			}
+			dx := make([]float32, lay.total*d)
+			tensor.Gemm(false, true, lay.total, d, g4, 1, dGates, g4, wx.Data(), g4, 0, dx, d)
+			lay.unpackAdd(x.grad(), dx, d)
 		}
 		if t.needs(wx) {
 			tensor.Gemm(true, false, d, g4, lay.total, 1, xp, d, dGates, g4, 1, wx.grad(), g4)
@@ -58,49 +54,38 @@ func (t *Tape) LSTMProjected(gx, wh, bias *Var, lengths []int, reverse bool) *Va
 		panic(fmt.Sprintf("ag.LSTMProjected: gx %v, wh %v, bias %v", gs, wh.Shape(), bias.Shape()))
 	}
 	lay := newLSTMLayout(gs[0], gs[1], lengths)
-	gates := lay.pack(gx.Data(), 4*h)
-	if lay.dense() {
-		gates = slices.Clone(gates) // the recurrence overwrites it
-	}
+	gates := lay.pack(gx.Data(), 4*h) // a copy: the recurrence overwrites it
 	return t.lstm(gates, lay, wh, bias, reverse, func(dGates []float32) {
 		if t.needs(gx) {
-			switch {
-			case lay.dense() && gx.Grad == nil && gx.param == nil:
-				// The first gradient gx receives: it takes the buffer over
-				// (read-only from here on) instead of a zeroed copy.
-				gx.Grad = tensor.From(dGates, gs...)
-			case lay.dense():
-				tensor.Axpy(1, dGates, gx.grad())
-			default:
-				lay.unpackAdd(gx.grad(), dGates, 4*h)
-			}
+			lay.unpackAdd(gx.grad(), dGates, 4*h)
 		}
 	}, gx, wh, bias)
 }
 
 // lstmLayout says which cells of a [B, T] batch an LSTM computes: row i runs
-// its first n[i] steps. Those real cells are packed row after row (cell
-// (i, t) at off[i]+t), and the rows are ranked longest first, so that the
-// rows running at any time index, in either direction, are the first
-// running[t] of the ranking: each step's recurrent GEMM covers only them.
+// its first n[i] steps. The rows are ranked longest first, so that the rows
+// running at any time index, in either direction, are the first running[t]
+// of the ranking, and the real cells are packed time index after time index
+// in rank order (cell of rank r at ti: start[ti]+r). A step's cells are then
+// one contiguous block: its recurrent GEMM and its gate loop stream through
+// memory instead of visiting one distant row per text.
 type lstmLayout struct {
 	b, steps int
-	n, off   []int
+	n        []int
 	rank     []int // rank → row, longest first
 	running  []int // per time index: how many rows have a cell there
+	start    []int // per time index: packed index of its first cell
 	total    int   // real cells
 }
 
 func newLSTMLayout(b, steps int, lengths []int) lstmLayout {
-	l := lstmLayout{b: b, steps: steps, n: make([]int, b), off: make([]int, b), rank: make([]int, b), running: make([]int, steps)}
+	l := lstmLayout{b: b, steps: steps, n: make([]int, b), rank: make([]int, b), running: make([]int, steps), start: make([]int, steps)}
 	count := make([]int, steps+1)
 	for i := range l.n {
 		l.n[i] = steps
 		if lengths != nil {
 			l.n[i] = max(0, min(lengths[i], steps))
 		}
-		l.off[i] = l.total
-		l.total += l.n[i]
 		l.rank[i] = i
 		count[l.n[i]]++
 	}
@@ -109,36 +94,38 @@ func newLSTMLayout(b, steps int, lengths []int) lstmLayout {
 		longer += count[ti+1]
 		l.running[ti] = longer
 	}
+	for ti, k := range l.running {
+		l.start[ti] = l.total
+		l.total += k
+	}
 	return l
 }
 
 // cell returns the row ranked r and the packed index of its cell at time
 // index ti.
 func (l lstmLayout) cell(r, ti int) (row, packed int) {
-	row = l.rank[r]
-	return row, l.off[row] + ti
+	return l.rank[r], l.start[ti] + r
 }
 
-// dense reports that every cell is real, so the packed layout is [B·T].
-func (l lstmLayout) dense() bool { return l.total == l.b*l.steps }
-
-// pack returns the real rows of src [B·T, w] as [total, w] (src itself when
-// dense).
+// pack returns the real rows of src [B·T, w] as [total, w].
 func (l lstmLayout) pack(src []float32, w int) []float32 {
-	if l.dense() {
-		return src
-	}
 	dst := make([]float32, l.total*w)
-	for i, n := range l.n {
-		copy(dst[l.off[i]*w:(l.off[i]+n)*w], src[i*l.steps*w:(i*l.steps+n)*w])
+	for ti, k := range l.running {
+		for r := 0; r < k; r++ {
+			i, p := l.cell(r, ti)
+			copy(dst[p*w:(p+1)*w], src[(i*l.steps+ti)*w:(i*l.steps+ti+1)*w])
+		}
 	}
 	return dst
 }
 
 // unpackAdd adds packed rows src [total, w] to their cells in dst [B·T, w].
 func (l lstmLayout) unpackAdd(dst, src []float32, w int) {
-	for i, n := range l.n {
-		tensor.Axpy(1, src[l.off[i]*w:(l.off[i]+n)*w], dst[i*l.steps*w:(i*l.steps+n)*w])
+	for ti, k := range l.running {
+		for r := 0; r < k; r++ {
+			i, p := l.cell(r, ti)
+			tensor.Axpy(1, src[p*w:(p+1)*w], dst[(i*l.steps+ti)*w:(i*l.steps+ti+1)*w])
+		}
 	}
 }
 
@@ -150,7 +137,7 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 	g4 := 4 * h
 	b, steps := lay.b, lay.steps
 	// Per real cell: tanh(c_t) and the h_{t-1}, c_{t-1} it saw. The running
-	// states are kept in rank order.
+	// states are kept in rank order, so a step's rows are their first k.
 	tanhCells := make([]float32, lay.total*h)
 	hPrevAll := make([]float32, lay.total*h)
 	cPrevAll := make([]float32, lay.total*h)
@@ -166,10 +153,12 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 	}
 	for s := 0; s < steps; s++ {
 		ti := timeIndex(s)
-		k := lay.running[ti]
+		k, p0 := lay.running[ti], lay.start[ti]
 		if k == 0 {
 			continue
 		}
+		copy(hPrevAll[p0*h:(p0+k)*h], hState[:k*h])
+		copy(cPrevAll[p0*h:(p0+k)*h], cState[:k*h])
 		tensor.Gemm(false, false, k, g4, h, 1, hState, h, wh.Data(), g4, 0, rec, g4)
 		tensor.ParallelFor(k, g4*8, func(lo, hi int) {
 			tmp := make([]float32, g4)
@@ -178,8 +167,6 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 				gr := gates[p*g4 : (p+1)*g4]
 				rr := rec[r*g4 : (r+1)*g4]
 				hp, cp := hState[r*h:(r+1)*h], cState[r*h:(r+1)*h]
-				copy(hPrevAll[p*h:(p+1)*h], hp)
-				copy(cPrevAll[p*h:(p+1)*h], cp)
 				for k := range gr {
 					gr[k] = gr[k] + rr[k] + bs[k] // this order, as the incremental path adds them
 				}
@@ -192,15 +179,13 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
 		dGates := make([]float32, lay.total*g4) // pre-activation gradients
-		// dh, dc and each step's gate gradients in rank order; a row that
-		// does not run at a step keeps its dh and dc (its state was carried).
+		// dh and dc in rank order; a row that does not run at a step keeps
+		// its dh and dc (its state was carried).
 		dh, dc := make([]float32, b*h), make([]float32, b*h)
-		dgStep := make([]float32, b*g4)
-		dhPrev := make([]float32, b*h)
 		whT := wh.Data()
 		for s := steps - 1; s >= 0; s-- {
 			ti := timeIndex(s)
-			k := lay.running[ti]
+			k, p0 := lay.running[ti], lay.start[ti]
 			if k == 0 {
 				continue
 			}
@@ -208,26 +193,25 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 				for r := lo; r < hi; r++ {
 					i, p := lay.cell(r, ti)
 					gr := gates[p*g4 : (p+1)*g4]
-					dg := dgStep[r*g4 : (r+1)*g4]
+					dg := dGates[p*g4 : (p+1)*g4]
 					dhi, dci := dh[r*h:(r+1)*h], dc[r*h:(r+1)*h]
 					gOut := G[(i*steps+ti)*h : (i*steps+ti+1)*h]
+					tc, cPrev := tanhCells[p*h:(p+1)*h], cPrevAll[p*h:(p+1)*h]
 					for k := 0; k < h; k++ {
 						ig, fg, gg, og := gr[k], gr[h+k], gr[2*h+k], gr[3*h+k]
-						tc := tanhCells[p*h+k]
 						dhk := dhi[k] + gOut[k]
-						dck := dci[k] + dhk*og*(1-tc*tc)
+						dck := dci[k] + dhk*og*(1-tc[k]*tc[k])
 						dg[k] = dck * gg * ig * (1 - ig)
-						dg[h+k] = dck * cPrevAll[p*h+k] * fg * (1 - fg)
+						dg[h+k] = dck * cPrev[k] * fg * (1 - fg)
 						dg[2*h+k] = dck * ig * (1 - gg*gg)
-						dg[3*h+k] = dhk * tc * og * (1 - og)
+						dg[3*h+k] = dhk * tc[k] * og * (1 - og)
 						dci[k] = dck * fg
 					}
-					copy(dGates[p*g4:(p+1)*g4], dg)
 				}
 			})
-			// dh_{t-1} = dGates·Whᵀ for the rows that ran this step.
-			tensor.Gemm(false, true, k, h, g4, 1, dgStep, g4, whT, g4, 0, dhPrev, h)
-			copy(dh[:k*h], dhPrev[:k*h])
+			// dh_{t-1} = dGates·Whᵀ for the rows that ran this step: their
+			// gate gradients are one block.
+			tensor.Gemm(false, true, k, h, g4, 1, dGates[p0*g4:(p0+k)*g4], g4, whT, g4, 0, dh, h)
 		}
 		inputGrad(dGates)
 		if t.needs(wh) {
