@@ -151,23 +151,16 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 			break
 		}
 		tp.Backward(tp.CrossEntropy(logits, sub.Labels, nil))
-		// score is the projected gradient (v(w) − v(cur))ᵀ ∇x at text k's
-		// position i; from the input maps' outputs it is Σ over the maps of
-		// (P(w) − P(cur))ᵀ ∇(x·W), the same by linearity.
-		var score func(k, i int, cur, w int32) float32
+		// The projected gradient (v(w) − v(cur))ᵀ ∇x at text k's position i
+		// is dotAt(k, i, w) − dotAt(k, i, cur): the current word's term is
+		// computed once per position. From the input maps' outputs, v(w)ᵀ∇x
+		// is Σ over the maps of P(w)ᵀ ∇(x·W), the same by linearity.
+		var dotAt func(k, i int, w int32) float32
 		if proj != nil {
-			score = func(k, i int, cur, w int32) float32 { return proj.score(gx, k*b.L+i, cur, w) }
+			dotAt = func(k, i int, w int32) float32 { return proj.dot(gx, k*b.L+i, w) }
 		} else {
 			g := x.Grad.Data
-			score = func(k, i int, cur, w int32) float32 {
-				gi := g[(k*b.L+i)*d : (k*b.L+i+1)*d]
-				c := row(cur)
-				var sc float32
-				for j, v := range row(w) {
-					sc += (v - c[j]) * gi[j]
-				}
-				return sc
-			}
+			dotAt = func(k, i int, w int32) float32 { return tensor.Dot(row(w), g[(k*b.L+i)*d:(k*b.L+i+1)*d]) }
 		}
 		for k, r := range rows {
 			if done[r] {
@@ -176,12 +169,13 @@ func (a *ATFL) fgpmTaped(m *nn.Classifier, b *nn.Batch) []int32 {
 			bestPos, bestID, best := -1, int32(0), float32(0)
 			for i := 0; i < min(b.Lengths[r], b.L); i++ {
 				p := r*b.L + i
-				if changed[p] {
+				syn := synOf(b.IDs[p])
+				if changed[p] || len(syn) == 0 {
 					continue
 				}
-				for _, w := range synOf(b.IDs[p]) {
-					sc := score(k, i, ids[p], w)
-					if bestPos < 0 || sc > best {
+				base := dotAt(k, i, ids[p])
+				for _, w := range syn {
+					if sc := dotAt(k, i, w) - base; bestPos < 0 || sc > best {
 						bestPos, bestID, best = p, w, sc
 					}
 				}
@@ -247,17 +241,13 @@ func (f *fgpmInputs) inputs(tp *ag.Tape, sub *nn.Batch) []*ag.Var {
 	return out
 }
 
-// score is (P(w) − P(cur))ᵀ ∇ summed over the maps at flat position pos.
-func (f *fgpmInputs) score(gx []*ag.Var, pos int, cur, w int32) float32 {
+// dot is P(w)ᵀ∇ summed over the maps at flat position pos.
+func (f *fgpmInputs) dot(gx []*ag.Var, pos int, w int32) float32 {
 	var sc float32
-	rc, rw := f.row[cur], f.row[w]
+	r := f.row[w]
 	for k, p := range f.proj {
 		c := p.Shape[1]
-		g := gx[k].Grad.Data[pos*c : (pos+1)*c]
-		pc, pw := p.Data[rc*c:(rc+1)*c], p.Data[rw*c:(rw+1)*c]
-		for j := range g {
-			sc += (pw[j] - pc[j]) * g[j]
-		}
+		sc += tensor.Dot(p.Data[r*c:(r+1)*c], gx[k].Grad.Data[pos*c:(pos+1)*c])
 	}
 	return sc
 }
