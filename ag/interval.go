@@ -101,6 +101,10 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 		scratchP := make([]float32, 2*g4)
 		gout, dg := make([]float32, 6*h), make([]float32, 8*h)
 		dPrev := make([]float32, 2*h) // a row's gradient of its previous cell box
+		// The per-step GEMMs run from transposed copies (faster, see lstm).
+		WT, absWT := make([]float32, len(W)), make([]float32, len(W))
+		tensor.TransposeInto(WT, W, h, g4)
+		tensor.TransposeInto(absWT, absW, h, g4)
 		for s := steps - 1; s >= 0; s-- {
 			ti := s
 			if reverse {
@@ -136,8 +140,8 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 			// that ran this step.
 			p0 := lay.start[ti]
 			dM, dR := dMAll[p0*g4:(p0+k)*g4], dRAll[p0*g4:(p0+k)*g4]
-			tensor.Gemm(false, true, k, h, g4, 1, dM, g4, W, g4, 0, dHM, h)
-			tensor.Gemm(false, true, k, h, g4, 1, dR, g4, absW, g4, 0, dHR, h)
+			tensor.Gemm(false, false, k, h, g4, 1, dM, g4, WT, h, 0, dHM, h)
+			tensor.Gemm(false, false, k, h, g4, 1, dR, g4, absWT, h, 0, dHR, h)
 		}
 		if t.needs(wh) {
 			gw := wh.grad()
