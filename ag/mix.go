@@ -12,9 +12,17 @@ import (
 // hull of candidate words taken after a linear map that was applied to
 // each distinct candidate once (ASCC's inner steps).
 func (t *Tape) MixRows(w *Var, table *tensor.Tensor, idx []int32) *Var {
+	return t.MixLiveRows(w, table, idx, nil)
+}
+
+// MixLiveRows is MixRows computing only the rows r with live[r] (nil: all):
+// the others are zero and pass no gradient to w. An LSTM reads only a
+// text's real tokens, so the rows of padding need not be mixed: on IMDB
+// about half of a batch.
+func (t *Tape) MixLiveRows(w *Var, table *tensor.Tensor, idx []int32, live []bool) *Var {
 	ws := w.Shape()
-	if len(ws) != 2 || len(table.Shape) != 2 || len(idx) != ws[0]*ws[1] {
-		panic(fmt.Sprintf("ag.MixRows: w %v, table %v, %d indices", ws, table.Shape, len(idx)))
+	if len(ws) != 2 || len(table.Shape) != 2 || len(idx) != ws[0]*ws[1] || (live != nil && len(live) != ws[0]) {
+		panic(fmt.Sprintf("ag.MixRows: w %v, table %v, %d indices, %d live flags", ws, table.Shape, len(idx), len(live)))
 	}
 	R, n, F := ws[0], ws[1], table.Shape[1]
 	for _, i := range idx {
@@ -26,6 +34,9 @@ func (t *Tape) MixRows(w *Var, table *tensor.Tensor, idx []int32) *Var {
 	out := tensor.New(R, F)
 	tensor.ParallelFor(R, n*F, func(lo, hi int) {
 		for r := lo; r < hi; r++ {
+			if live != nil && !live[r] {
+				continue
+			}
 			o := out.Data[r*F : (r+1)*F]
 			for k := 0; k < n; k++ {
 				i := int(idx[r*n+k])
@@ -37,6 +48,9 @@ func (t *Tape) MixRows(w *Var, table *tensor.Tensor, idx []int32) *Var {
 		G, gw := o.Grad.Data, w.grad()
 		tensor.ParallelFor(R, n*F, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
+				if live != nil && !live[r] {
+					continue
+				}
 				g := G[r*F : (r+1)*F]
 				for k := 0; k < n; k++ {
 					i := int(idx[r*n+k])

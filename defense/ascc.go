@@ -31,6 +31,9 @@ type ASCC struct {
 	// embeddings to the encoder instead of combining the candidates'
 	// projections (a test compares the two).
 	hullInputs bool
+	// mixAllRows mixes the candidates' projections at padding too (a test
+	// checks that skipping them changes nothing).
+	mixAllRows bool
 }
 
 // RandomDraws implements train.Random: the starting points' stream position.
@@ -186,10 +189,20 @@ func (a *ASCC) hullEncoder(tp *ag.Tape, m *nn.Classifier, b *nn.Batch, cand []in
 		idx[i] = int32(u)
 	}
 	proj := im.project(m, uniq)
+	// Positions the encoder never reads (padding) are not mixed.
+	var live []bool
+	if !a.mixAllRows {
+		live = make([]bool, b.B*b.L)
+		for r := 0; r < b.B; r++ {
+			for i := 0; i < min(im.reads(b.Lengths[r]), b.L); i++ {
+				live[r*b.L+i] = true
+			}
+		}
+	}
 	return func(tp *ag.Tape, s *ag.Var) *ag.Var {
 		in := make([]*ag.Var, len(proj))
 		for i, p := range proj {
-			in[i] = tp.Reshape(tp.MixRows(s, p, idx), b.B, b.L, p.Shape[1])
+			in[i] = tp.Reshape(tp.MixLiveRows(s, p, idx, live), b.B, b.L, p.Shape[1])
 		}
 		return im.encode(tp, in, b.Lengths)
 	}

@@ -128,3 +128,33 @@ func TestASCCProjectedInputs(t *testing.T) {
 		}
 	}
 }
+
+// The inner steps skip the positions the encoder never reads: the same
+// convex weights, bit for bit, as mixing every position, on a CNN (a text
+// shorter than its widest window included), an LSTM and a BiLSTM.
+func TestASCCSkipsUnreadPositions(t *testing.T) {
+	for _, arch := range []string{"cnn", "lstm", "bilstm"} {
+		m, syn, tr, _ := setupArch(t, arch, 9)
+		b := exBatch(tr[:8], m.Net.Enc.MinLen())
+		b.Lengths[0] = 2 // shorter than the CNN's widest window
+		padded := 0
+		for _, n := range b.Lengths {
+			padded += b.L - n
+		}
+		if padded == 0 {
+			t.Fatalf("%s: the batch has no padding, the test is empty", arch)
+		}
+		var ws [2][]float32
+		for i, all := range []bool{true, false} {
+			a := NewASCC(syn)
+			a.mixAllRows = all
+			w, _ := a.Adversary(m.Net, b)
+			ws[i] = w.Data
+		}
+		for i := range ws[0] {
+			if ws[0][i] != ws[1][i] {
+				t.Fatalf("%s: weight %d (text %d): %v mixing every position, %v skipping padding", arch, i, i/(b.L*(NewASCC(syn).K+1)), ws[0][i], ws[1][i])
+			}
+		}
+	}
+}

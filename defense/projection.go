@@ -17,6 +17,9 @@ type inputMaps struct {
 	// encode returns the sentence representation from each map's outputs
 	// [B, L, columns].
 	encode func(tp *ag.Tape, in []*ag.Var, lengths []int) *ag.Var
+	// reads is how many leading positions of a text of n real tokens
+	// encode reads the outputs of: the rest need not be computed.
+	reads func(n int) int
 }
 
 // inputMapsOf returns m's encoder's input maps; ok is false for encoders
@@ -31,6 +34,7 @@ func inputMapsOf(m *nn.Classifier) (im inputMaps, ok bool) {
 			_, s := e.EncodeProjected(tp, in, lengths)
 			return s
 		}
+		im.reads = func(n int) int { return n }
 	case *nn.CNN:
 		for _, c := range e.Convs {
 			im.weights = append(im.weights, c.W.Value)
@@ -39,6 +43,9 @@ func inputMapsOf(m *nn.Classifier) (im inputMaps, ok bool) {
 			_, s := e.EncodeProjected(tp, in, lengths)
 			return s
 		}
+		// The pooled windows lie inside the real tokens, except a text
+		// shorter than a window, which keeps its first window.
+		im.reads = func(n int) int { return max(n, e.MinLen()) }
 	default:
 		return im, false
 	}
