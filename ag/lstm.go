@@ -35,7 +35,8 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 		if t.needs(x) {
 			dx := make([]float32, lay.total*d)
 			tensor.Gemm(false, true, lay.total, d, g4, 1, dGates, g4, wx.Data(), g4, 0, dx, d)
-			lay.unpackAdd(x.grad(), dx, d)
+			fresh := x.Grad == nil && x.param == nil
+			lay.unpack(x.grad(), dx, d, fresh)
 		}
 		if t.needs(wx) {
 			tensor.Gemm(true, false, d, g4, lay.total, 1, xp, d, dGates, g4, 1, wx.grad(), g4)
@@ -57,7 +58,8 @@ func (t *Tape) LSTMProjected(gx, wh, bias *Var, lengths []int, reverse bool) *Va
 	gates := lay.pack(gx.Data(), 4*h) // a copy: the recurrence overwrites it
 	return t.lstm(gates, lay, wh, bias, reverse, func(dGates []float32) {
 		if t.needs(gx) {
-			lay.unpackAdd(gx.grad(), dGates, 4*h)
+			fresh := gx.Grad == nil && gx.param == nil
+			lay.unpack(gx.grad(), dGates, 4*h, fresh)
 		}
 	}, gx, wh, bias)
 }
@@ -119,12 +121,19 @@ func (l lstmLayout) pack(src []float32, w int) []float32 {
 	return dst
 }
 
-// unpackAdd adds packed rows src [total, w] to their cells in dst [B·T, w].
-func (l lstmLayout) unpackAdd(dst, src []float32, w int) {
+// unpack adds packed rows src [total, w] to their cells in dst [B·T, w];
+// into a fresh (zero) dst it copies them instead, which is the same but
+// for the sign of zeros.
+func (l lstmLayout) unpack(dst, src []float32, w int, fresh bool) {
 	for ti, k := range l.running {
 		for r := 0; r < k; r++ {
 			i, p := l.cell(r, ti)
-			tensor.Axpy(1, src[p*w:(p+1)*w], dst[(i*l.steps+ti)*w:(i*l.steps+ti+1)*w])
+			d, s := dst[(i*l.steps+ti)*w:(i*l.steps+ti+1)*w], src[p*w:(p+1)*w]
+			if fresh {
+				copy(d, s)
+			} else {
+				tensor.Axpy(1, s, d)
+			}
 		}
 	}
 }
