@@ -162,3 +162,18 @@ func tanhFromExpVec(dst, x, e []float32) {
 		dst[i] = tanhFromExp(x[i], e[i])
 	}
 }
+
+// subnormal reports whether v is a subnormal float32 or zero (its exponent
+// bits are all zero).
+func subnormal(v float32) bool { return math.Float32bits(v)&0x7f800000 == 0 }
+
+// flushSubnormals sets x's subnormal values to zero, as the flush-to-zero
+// modes of CPUs and other frameworks do: values below 2⁻¹²⁶ carry nothing a
+// gradient step can use, and arithmetic on them is 10-100 times slower.
+func flushSubnormals(x []float32) {
+	for i, v := range x {
+		if subnormal(v) {
+			x[i] = 0
+		}
+	}
+}
