@@ -6,11 +6,19 @@ import (
 	"github.com/textarmor/textarmor/tensor"
 )
 
+// negligibleShare: MixRows skips a term whose weight is below this share of
+// its row's total weight. Its part of the result is then far below the
+// float32 rounding of the sum (2⁻²⁴), and such weights (a softmax's far
+// tails, ASCC's convex weights of 1e-38 to 1e-30) make subnormal products,
+// each about 80 times slower than a normal one.
+const negligibleShare = 0x1p-60
+
 // MixRows returns, for each of R rows, the weighted sum of n rows of a
 // constant table: out[r] = Σ_k w[r,k]·table[idx[r·n+k]], with w [R, n] and
 // table [U, F]; out is [R, F]. The gradient reaches w only. It is a convex
 // hull of candidate words taken after a linear map that was applied to
-// each distinct candidate once (ASCC's inner steps).
+// each distinct candidate once (ASCC's inner steps). Terms with a
+// negligible weight are skipped (negligibleShare).
 func (t *Tape) MixRows(w *Var, table *tensor.Tensor, idx []int32) *Var {
 	return t.MixLiveRows(w, table, idx, nil)
 }
@@ -38,9 +46,15 @@ func (t *Tape) MixLiveRows(w *Var, table *tensor.Tensor, idx []int32, live []boo
 				continue
 			}
 			o := out.Data[r*F : (r+1)*F]
+			var mass float32
+			for _, v := range W[r*n : (r+1)*n] {
+				mass += max(v, -v)
+			}
 			for k := 0; k < n; k++ {
 				i := int(idx[r*n+k])
-				tensor.Axpy(W[r*n+k], T[i*F:(i+1)*F], o)
+				if w := W[r*n+k]; max(w, -w) >= negligibleShare*mass {
+					tensor.Axpy(w, T[i*F:(i+1)*F], o)
+				}
 			}
 		}
 	})

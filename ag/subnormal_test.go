@@ -70,3 +70,19 @@ func TestIntervalLSTMGradientsHaveNoSubnormals(t *testing.T) {
 		t.Fatalf("%d subnormal input gradients", n)
 	}
 }
+
+// MixRows skips a term whose weight is below 2⁻⁶⁰ of its row's total
+// weight and keeps one above it: on a column where the main term is zero,
+// only the small term shows.
+func TestMixRowsSkipsNegligibleWeights(t *testing.T) {
+	table := tensor.From([]float32{0, 1, 3, 1}, 2, 2) // rows (0, 1) and (3, 1)
+	w := tensor.From([]float32{1, 0x1p-50, 1, 0x1p-62}, 2, 2)
+	tp := NewTape()
+	out := tp.MixRows(tp.Leaf(w), table, []int32{0, 1, 0, 1}).Data()
+	if want := float32(3 * 0x1p-50); out[0] != want {
+		t.Errorf("weight 2^-50: column 0 is %g, want %g", out[0], want)
+	}
+	if out[2] != 0 {
+		t.Errorf("weight 2^-62: column 0 is %g, want 0 (term skipped)", out[2])
+	}
+}
