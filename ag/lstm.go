@@ -73,7 +73,6 @@ func (t *Tape) LSTMProjected(gx, wh, bias *Var, lengths []int, reverse bool) *Va
 // memory instead of visiting one distant row per text.
 type lstmLayout struct {
 	b, steps int
-	n        []int
 	rank     []int // rank → row, longest first
 	running  []int // per time index: how many rows have a cell there
 	start    []int // per time index: packed index of its first cell
@@ -81,17 +80,18 @@ type lstmLayout struct {
 }
 
 func newLSTMLayout(b, steps int, lengths []int) lstmLayout {
-	l := lstmLayout{b: b, steps: steps, n: make([]int, b), rank: make([]int, b), running: make([]int, steps), start: make([]int, steps)}
+	l := lstmLayout{b: b, steps: steps, rank: make([]int, b), running: make([]int, steps), start: make([]int, steps)}
+	n := make([]int, b) // steps each row runs
 	count := make([]int, steps+1)
-	for i := range l.n {
-		l.n[i] = steps
+	for i := range n {
+		n[i] = steps
 		if lengths != nil {
-			l.n[i] = max(0, min(lengths[i], steps))
+			n[i] = max(0, min(lengths[i], steps))
 		}
 		l.rank[i] = i
-		count[l.n[i]]++
+		count[n[i]]++
 	}
-	slices.SortStableFunc(l.rank, func(a, c int) int { return l.n[c] - l.n[a] })
+	slices.SortStableFunc(l.rank, func(a, c int) int { return n[c] - n[a] })
 	for ti, longer := steps-1, 0; ti >= 0; ti-- {
 		longer += count[ti+1]
 		l.running[ti] = longer

@@ -130,7 +130,7 @@ func (t *Tape) Softmax(a *Var) *Var {
 		softmaxRow(A[r*n:(r+1)*n], O[r*n:(r+1)*n])
 	}
 	// Probabilities below float32's normal range are 0 for any use, and as
-	// subnormals they slow every product they enter 10-100 times (x86
+	// subnormals they slow every product they enter many times over (x86
 	// takes a microcode assist per operation): ASCC's convex weights, for
 	// one, feed millions of multiply-adds.
 	flushSubnormals(O)

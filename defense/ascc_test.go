@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )
@@ -116,13 +117,7 @@ func TestASCCProjectedInputs(t *testing.T) {
 		if slices.Max(grads[1]) == 0 && slices.Min(grads[1]) == 0 {
 			t.Errorf("%s: zero weight gradient, the comparison is empty", arch)
 		}
-		var ws [2][]float32
-		for i, hull := range []bool{true, false} {
-			a := NewASCC(syn)
-			a.hullInputs = hull
-			w, _ := a.Adversary(m.Net, b)
-			ws[i] = w.Data
-		}
+		ws := adversaryWeights(m.Net, syn, b, func(a *ASCC, hull bool) { a.hullInputs = hull })
 		if d := tensor.MaxAbsDiff(ws[0], ws[1]); d > 1e-3 {
 			t.Errorf("%s: inner maximisations end %g apart", arch, d)
 		}
@@ -144,17 +139,25 @@ func TestASCCSkipsUnreadPositions(t *testing.T) {
 		if padded == 0 {
 			t.Fatalf("%s: the batch has no padding, the test is empty", arch)
 		}
-		var ws [2][]float32
-		for i, all := range []bool{true, false} {
-			a := NewASCC(syn)
-			a.mixAllRows = all
-			w, _ := a.Adversary(m.Net, b)
-			ws[i] = w.Data
-		}
+		ws := adversaryWeights(m.Net, syn, b, func(a *ASCC, all bool) { a.mixAllRows = all })
+		n := NewASCC(syn).K + 1
 		for i := range ws[0] {
 			if ws[0][i] != ws[1][i] {
-				t.Fatalf("%s: weight %d (text %d): %v mixing every position, %v skipping padding", arch, i, i/(b.L*(NewASCC(syn).K+1)), ws[0][i], ws[1][i])
+				t.Fatalf("%s: weight %d (text %d): %v mixing every position, %v skipping padding", arch, i, i/(b.L*n), ws[0][i], ws[1][i])
 			}
 		}
 	}
+}
+
+// adversaryWeights runs the inner maximisation twice with the spec's
+// settings, set(a, true) then set(a, false), and returns both weights.
+func adversaryWeights(m *nn.Classifier, syn *SynonymTable, b *nn.Batch, set func(a *ASCC, on bool)) [2][]float32 {
+	var ws [2][]float32
+	for i, on := range []bool{true, false} {
+		a := NewASCC(syn)
+		set(a, on)
+		w, _ := a.Adversary(m, b)
+		ws[i] = w.Data
+	}
+	return ws
 }
