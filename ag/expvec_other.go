@@ -10,3 +10,7 @@ func sigmoidFromExpSIMD(dst, x, e []float32) int { return 0 }
 func tanhFromExpSIMD(dst, x, e []float32) int { return 0 }
 
 func setAVX2(on bool) bool { return false }
+
+func lstmCellSIMD(z, add, bias, c, h, tc []float32) int { return 0 }
+
+func setAVX512(on bool) bool { return false }

@@ -1,6 +1,7 @@
 package ag
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -50,47 +51,83 @@ func BenchmarkMathExp(b *testing.B) {
 	_ = s
 }
 
-// LSTMStep is the scalar cell, bit for bit, on every range the activations
-// branch on.
+// LSTMStep and LSTMStepAdd are the scalar cell, bit for bit, on every
+// range the activations branch on: with and without the AVX2 kernel, for
+// unit counts that leave no, some and only scalar tail units, with and
+// without the added input projection and bias.
 func TestLSTMStepMatchesScalarCell(t *testing.T) {
+	defer setAVX2(setAVX2(true))
+	defer setAVX512(setAVX512(true))
 	rng := rand.New(rand.NewSource(1))
-	const n = 37
-	for trial := 0; trial < 200; trial++ {
-		scale := []float32{0.01, 0.1, 1, 5, 30, 100}[trial%6]
-		z := make([]float32, 4*n)
-		c := make([]float32, n)
-		for i := range z {
-			z[i] = scale * float32(rng.NormFloat64())
+	for _, kernel := range []string{"scalar", "avx2", "avx512"} {
+		setAVX2(kernel != "scalar")
+		setAVX512(kernel == "avx512")
+		for _, n := range []int{1, 7, 8, 16, 24, 37, 128, 300} {
+			for trial := 0; trial < 60; trial++ {
+				scale := []float32{0.01, 0.1, 1, 5, 30, 100}[trial%6]
+				checkLSTMStep(t, rng, n, scale, trial%2 == 1, kernel)
+			}
 		}
-		for i := range c {
-			c[i] = scale * float32(rng.NormFloat64())
+	}
+	t.Logf("kernels on this CPU: avx2 %v, avx512 %v", cpuHas(setAVX2), cpuHas(setAVX512))
+}
+
+// cpuHas reports whether set(true) can turn a kernel on, leaving it as it was.
+func cpuHas(set func(bool) bool) bool {
+	old := set(true)
+	return set(old)
+}
+
+func checkLSTMStep(t *testing.T, rng *rand.Rand, n int, scale float32, withAdd bool, kernel string) {
+	t.Helper()
+	normal := func(m int) []float32 {
+		v := make([]float32, m)
+		for i := range v {
+			v[i] = scale * float32(rng.NormFloat64())
 		}
-		wantC, wantH := make([]float32, n), make([]float32, n)
-		wantZ := make([]float32, 4*n)
-		for k := 0; k < n; k++ {
-			ig, fg := sigmoid32(z[k]), sigmoid32(z[n+k])
-			gg, og := tanh32(z[2*n+k]), sigmoid32(z[3*n+k])
-			wantZ[k], wantZ[n+k], wantZ[2*n+k], wantZ[3*n+k] = ig, fg, gg, og
-			wantC[k] = fg*c[k] + ig*gg
-			wantH[k] = og * tanh32(wantC[k])
+		return v
+	}
+	z, c := normal(4*n), normal(n)
+	var add, bias []float32
+	if withAdd {
+		add, bias = normal(4*n), normal(4*n)
+	}
+	wantC, wantH := make([]float32, n), make([]float32, n)
+	wantZ := make([]float32, 4*n)
+	for j := range z {
+		wantZ[j] = z[j]
+		if withAdd {
+			wantZ[j] = z[j] + add[j] + bias[j]
 		}
-		h := make([]float32, n)
-		tmp := make([]float32, 4*n)
+	}
+	for k := 0; k < n; k++ {
+		ig, fg := sigmoid32(wantZ[k]), sigmoid32(wantZ[n+k])
+		gg, og := tanh32(wantZ[2*n+k]), sigmoid32(wantZ[3*n+k])
+		wantZ[k], wantZ[n+k], wantZ[2*n+k], wantZ[3*n+k] = ig, fg, gg, og
+		wantC[k] = fg*c[k] + ig*gg
+		wantH[k] = og * tanh32(wantC[k])
+	}
+	h := make([]float32, n)
+	tmp := make([]float32, 4*n)
+	if withAdd {
+		LSTMStepAdd(z, add, bias, c, h, tmp)
+	} else {
 		LSTMStep(z, c, h, tmp)
-		for k := 0; k < n; k++ {
-			if tmp[k] != tanh32(wantC[k]) {
-				t.Fatalf("scale %g: unit %d: tmp holds %v, not tanh(c) %v", scale, k, tmp[k], tanh32(wantC[k]))
-			}
+	}
+	where := fmt.Sprintf("%s, %d units, scale %g, add %v", kernel, n, scale, withAdd)
+	for k := 0; k < n; k++ {
+		if tmp[k] != tanh32(wantC[k]) {
+			t.Fatalf("%s: unit %d: tmp holds %v, not tanh(c) %v", where, k, tmp[k], tanh32(wantC[k]))
 		}
-		for k := range wantZ {
-			if z[k] != wantZ[k] {
-				t.Fatalf("scale %g: gate %d = %v, scalar %v", scale, k, z[k], wantZ[k])
-			}
+	}
+	for k := range wantZ {
+		if z[k] != wantZ[k] {
+			t.Fatalf("%s: gate %d = %v, scalar %v", where, k, z[k], wantZ[k])
 		}
-		for k := range h {
-			if c[k] != wantC[k] || h[k] != wantH[k] {
-				t.Fatalf("scale %g: unit %d: c %v h %v, scalar c %v h %v", scale, k, c[k], h[k], wantC[k], wantH[k])
-			}
+	}
+	for k := range h {
+		if c[k] != wantC[k] || h[k] != wantH[k] {
+			t.Fatalf("%s: unit %d: c %v h %v, scalar c %v h %v", where, k, c[k], h[k], wantC[k], wantH[k])
 		}
 	}
 }

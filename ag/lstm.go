@@ -176,10 +176,9 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 				gr := gates[p*g4 : (p+1)*g4]
 				rr := rec[r*g4 : (r+1)*g4]
 				hp, cp := hState[r*h:(r+1)*h], cState[r*h:(r+1)*h]
-				for k := range gr {
-					gr[k] = gr[k] + rr[k] + bs[k] // this order, as the incremental path adds them
-				}
-				LSTMStep(gr, cp, hp, tmp) // gr becomes the gates, kept for backward
+				// gr + rr + bs, the order the incremental path adds them;
+				// gr becomes the gates, kept for backward.
+				LSTMStepAdd(gr, rr, bs, cp, hp, tmp)
 				copy(tanhCells[p*h:(p+1)*h], tmp[:h])
 				copy(out.Data[(i*steps+ti)*h:(i*steps+ti+1)*h], hp)
 			}

@@ -1,6 +1,7 @@
 package ag
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
@@ -51,5 +52,39 @@ func BenchmarkLSTMProjectedRagged(b *testing.B) {
 		tp.Reset()
 		out := tp.LSTMProjected(tp.Leaf(gx), tp.Leaf(wh), tp.Leaf(bias), lengths, false)
 		tp.Backward(tp.Sum(out))
+	}
+}
+
+// BenchmarkLSTMStep is one cell step of a row (the gates, the state and
+// tanh(c), with the input projection and bias added), hidden 128 (the FTML
+// BiLSTM) and 300 (FLAT's LSTM): the fused kernels (avx512 where the CPU
+// has it, else avx2 or the scalar path) and "passes", the cell before the
+// fused kernels (the additions, then vector passes over the whole row, one
+// per kind of work).
+func BenchmarkLSTMStep(b *testing.B) {
+	defer setAVX512(setAVX512(true))
+	for _, h := range []int{128, 300} {
+		for _, kernel := range []string{"avx512", "avx2", "passes"} {
+			b.Run(fmt.Sprintf("%d/%s", h, kernel), func(b *testing.B) {
+				setAVX512(kernel == "avx512")
+				r := rand.New(rand.NewSource(1))
+				gx, rec, bias := randT(r, 4*h).Data, randT(r, 4*h).Data, randT(r, 4*h).Data
+				z, c, hs, tmp := make([]float32, 4*h), make([]float32, h), make([]float32, h), make([]float32, 4*h)
+				b.ResetTimer()
+				for b.Loop() {
+					copy(z, rec)
+					if kernel == "passes" {
+						tensor.Axpy(1, gx, z)
+						tensor.Axpy(1, bias, z)
+						lstmStepPasses(z, c, hs, tmp)
+					} else {
+						LSTMStepAdd(z, gx, bias, c, hs, tmp)
+					}
+					for k := range c {
+						c[k] *= 0.5 // keep the state in the gates' working range
+					}
+				}
+			})
+		}
 	}
 }

@@ -313,11 +313,9 @@ func poolRow(r *RNN, acc, h, tmp []float32) {
 // lstmCell applies one step: gates = gx + rec + bias (order i, f, g, o);
 // updates h and c in place.
 func lstmCell(gx, rec, bias, h, c, tmp []float32) {
-	// gx + rec + bias, the order ag.LSTM adds them in (a + b = b + a
-	// exactly); the vector axpy with α = 1 adds without rounding α·x.
-	tensor.Axpy(1, gx, rec)
-	tensor.Axpy(1, bias, rec)
-	ag.LSTMStep(rec, c, h, tmp)
+	// rec + gx + bias equals ag.LSTM's gx + rec + bias (a + b = b + a
+	// exactly).
+	ag.LSTMStepAdd(rec, gx, bias, c, h, tmp)
 }
 
 // rnnFeatures writes the pooled sentence features [len(edits), OutDim] of
