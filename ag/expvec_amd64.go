@@ -131,6 +131,31 @@ func lstmCellTail(z, add, bias, c, h, tc []float32, done int) {
 	copy(tc[done:], ts[:r])
 }
 
+// lstmBack8 and lstmBack16 are the LSTM cell's backward pass (the loop in
+// Tape.lstm's backward function) for units [0, 8·blocks) or [0, 16·blocks)
+// of n with AVX2 or AVX-512; see lstmcell_amd64.s.
+//
+//go:noescape
+func lstmBack8(gates, dg, dh, dc, gout, tc, cprev []float32, n, blocks int)
+
+//go:noescape
+func lstmBack16(gates, dg, dh, dc, gout, tc, cprev []float32, n, blocks int)
+
+// lstmBackSIMD runs the backward kernel on the longest prefix of units it
+// handles and returns its length.
+func lstmBackSIMD(gates, dg, dh, dc, gout, tc, cprev []float32) int {
+	n := len(dh)
+	switch {
+	case useAVX512 && n >= 16:
+		lstmBack16(gates, dg, dh, dc, gout, tc, cprev, n, n/16)
+		return n &^ 15
+	case useAVX2 && n >= 8:
+		lstmBack8(gates, dg, dh, dc, gout, tc, cprev, n, n/8)
+		return n &^ 7
+	}
+	return 0
+}
+
 // setAVX2 turns the AVX2 kernel on (where the CPU has it) or off and
 // returns the previous setting, so tests cover both kernels.
 func setAVX2(on bool) bool {

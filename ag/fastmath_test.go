@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -238,6 +239,56 @@ func TestFastTanhVecMatchesFastTanh(t *testing.T) {
 			for i, x := range xs[:n] {
 				if w := FastTanh(x); math.Float32bits(got[i]) != math.Float32bits(w) {
 					t.Fatalf("avx2 %v, length %d: FastTanhVec(%v) = %v (%#x), FastTanh %v (%#x)", avx2, n, x, got[i], math.Float32bits(got[i]), w, math.Float32bits(w))
+				}
+			}
+		}
+	}
+}
+
+// lstmCellBackward equals its scalar loop bit for bit on the scalar, AVX2
+// and AVX-512 paths, for unit counts with and without a scalar tail.
+func TestLSTMCellBackwardMatchesScalarLoop(t *testing.T) {
+	defer setAVX2(setAVX2(true))
+	defer setAVX512(setAVX512(true))
+	rng := rand.New(rand.NewSource(2))
+	uniform := func(m int, lo, hi float32) []float32 {
+		v := make([]float32, m)
+		for i := range v {
+			v[i] = lo + (hi-lo)*rng.Float32()
+		}
+		return v
+	}
+	for _, kernel := range []string{"scalar", "avx2", "avx512"} {
+		setAVX2(kernel != "scalar")
+		setAVX512(kernel == "avx512")
+		for _, h := range []int{1, 7, 8, 16, 24, 37, 128, 300} {
+			for trial := 0; trial < 20; trial++ {
+				gates := uniform(4*h, 0, 1)
+				copy(gates[2*h:3*h], uniform(h, -1, 1)) // g is a tanh
+				dh, dc, gOut := uniform(h, -3, 3), uniform(h, -3, 3), uniform(h, -3, 3)
+				tc, cPrev := uniform(h, -1, 1), uniform(h, -5, 5)
+				wantDg, wantDc := make([]float32, 4*h), slices.Clone(dc)
+				for k := 0; k < h; k++ {
+					ig, fg, gg, og := gates[k], gates[h+k], gates[2*h+k], gates[3*h+k]
+					dhk := dh[k] + gOut[k]
+					dck := wantDc[k] + dhk*og*(1-tc[k]*tc[k])
+					wantDg[k] = dck * gg * ig * (1 - ig)
+					wantDg[h+k] = dck * cPrev[k] * fg * (1 - fg)
+					wantDg[2*h+k] = dck * ig * (1 - gg*gg)
+					wantDg[3*h+k] = dhk * tc[k] * og * (1 - og)
+					wantDc[k] = dck * fg
+				}
+				dg := make([]float32, 4*h)
+				lstmCellBackward(gates, dg, dh, dc, gOut, tc, cPrev)
+				for j := range dg {
+					if dg[j] != wantDg[j] {
+						t.Fatalf("%s, %d units: dGates[%d] = %v, scalar %v", kernel, h, j, dg[j], wantDg[j])
+					}
+				}
+				for k := range dc {
+					if dc[k] != wantDc[k] {
+						t.Fatalf("%s, %d units: dc[%d] = %v, scalar %v", kernel, h, k, dc[k], wantDc[k])
+					}
 				}
 			}
 		}

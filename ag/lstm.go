@@ -208,16 +208,7 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 					dhi, dci := dh[r*h:(r+1)*h], dc[r*h:(r+1)*h]
 					gOut := G[(i*steps+ti)*h : (i*steps+ti+1)*h]
 					tc, cPrev := tanhCells[p*h:(p+1)*h], cPrevAll[p*h:(p+1)*h]
-					for k := 0; k < h; k++ {
-						ig, fg, gg, og := gr[k], gr[h+k], gr[2*h+k], gr[3*h+k]
-						dhk := dhi[k] + gOut[k]
-						dck := dci[k] + dhk*og*(1-tc[k]*tc[k])
-						dg[k] = dck * gg * ig * (1 - ig)
-						dg[h+k] = dck * cPrev[k] * fg * (1 - fg)
-						dg[2*h+k] = dck * ig * (1 - gg*gg)
-						dg[3*h+k] = dhk * tc[k] * og * (1 - og)
-						dci[k] = dck * fg
-					}
+					lstmCellBackward(gr, dg, dhi, dci, gOut, tc, cPrev)
 				}
 			})
 			// dh_{t-1} = dGates·Whᵀ for the rows that ran this step: their
@@ -237,4 +228,23 @@ func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool
 			}
 		}
 	}, parents...)
+}
+
+// lstmCellBackward is one cell's backward pass for one row: from the gates
+// (i, f, g, o blocks of h), the output gradient gOut, the carried dh and dc,
+// tanh(c) and the previous cell state it writes the pre-activation
+// gradients dg and the dc carried to the previous step. The vector kernels
+// take whole blocks of units with this loop's operations in its order.
+func lstmCellBackward(gr, dg, dh, dc, gOut, tc, cPrev []float32) {
+	h := len(dh)
+	for k := lstmBackSIMD(gr, dg, dh, dc, gOut, tc, cPrev); k < h; k++ {
+		ig, fg, gg, og := gr[k], gr[h+k], gr[2*h+k], gr[3*h+k]
+		dhk := dh[k] + gOut[k]
+		dck := dc[k] + dhk*og*(1-tc[k]*tc[k])
+		dg[k] = dck * gg * ig * (1 - ig)
+		dg[h+k] = dck * cPrev[k] * fg * (1 - fg)
+		dg[2*h+k] = dck * ig * (1 - gg*gg)
+		dg[3*h+k] = dhk * tc[k] * og * (1 - og)
+		dc[k] = dck * fg
+	}
 }

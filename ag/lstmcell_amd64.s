@@ -161,6 +161,58 @@ GLOBL lc_sign<>(SB), RODATA|NOPTR, $4
 	SIGMOID; \
 	VMOVUPS Y2, (DI)(OFF*1)
 
+// LSTMBACK is one block of the cell's backward pass, in Y (8 lanes) or Z
+// (16 lanes) registers named by its arguments. The operations, per unit k, in the scalar loop's order (no fused
+// multiply-add):
+//   dhk = dh[k] + gOut[k]
+//   dck = dc[k] + dhk·og·(1 − tc²)
+//   dg_i = dck·gg·ig·(1 − ig), dg_f = dck·cPrev·fg·(1 − fg)
+//   dg_g = dck·ig·(1 − gg²), dg_o = dhk·tc·og·(1 − og), dc[k] = dck·fg
+// Registers: DI gates, SI dGates, DX dh, R8 dc, R9 gOut, R10 tanh(c),
+// R11 cPrev, R12 a gate block in bytes, R13 three blocks, AX the unit
+// block's byte offset, BX scratch; the constant 1 in register ONE.
+#define LSTMBACK(I, F, G, O, DHK, TC, T1, DCK, A, B, ONE) \
+	VMOVUPS (DI)(AX*1), I; \
+	LEAQ    (AX)(R12*1), BX; \
+	VMOVUPS (DI)(BX*1), F; \
+	LEAQ    (AX)(R12*2), BX; \
+	VMOVUPS (DI)(BX*1), G; \
+	LEAQ    (AX)(R13*1), BX; \
+	VMOVUPS (DI)(BX*1), O; \
+	VMOVUPS (DX)(AX*1), DHK; \
+	VADDPS  (R9)(AX*1), DHK, DHK; \
+	VMOVUPS (R10)(AX*1), TC; \
+	VMULPS  TC, TC, T1; \
+	VSUBPS  T1, ONE, T1; \
+	VMULPS  O, DHK, DCK; \
+	VMULPS  T1, DCK, DCK; \
+	VADDPS  (R8)(AX*1), DCK, DCK; \
+	VMULPS  G, DCK, A; \
+	VMULPS  I, A, A; \
+	VSUBPS  I, ONE, B; \
+	VMULPS  B, A, A; \
+	VMOVUPS A, (SI)(AX*1); \
+	VMULPS  (R11)(AX*1), DCK, A; \
+	VMULPS  F, A, A; \
+	VSUBPS  F, ONE, B; \
+	VMULPS  B, A, A; \
+	LEAQ    (AX)(R12*1), BX; \
+	VMOVUPS A, (SI)(BX*1); \
+	VMULPS  I, DCK, A; \
+	VMULPS  G, G, B; \
+	VSUBPS  B, ONE, B; \
+	VMULPS  B, A, A; \
+	LEAQ    (AX)(R12*2), BX; \
+	VMOVUPS A, (SI)(BX*1); \
+	VMULPS  TC, DHK, A; \
+	VMULPS  O, A, A; \
+	VSUBPS  O, ONE, B; \
+	VMULPS  B, A, A; \
+	LEAQ    (AX)(R13*1), BX; \
+	VMOVUPS A, (SI)(BX*1); \
+	VMULPS  F, DCK, A; \
+	VMOVUPS A, (R8)(AX*1)
+
 // func lstmCell8(z, add, bias, c, h, tc []float32, n, blocks int)
 // One LSTM step for units [0, 8·blocks) of n with AVX2 (gate blocks n
 // apart, from each slice's start): z
@@ -425,4 +477,63 @@ TEXT ·hasAVX512(SB), NOSPLIT, $0-1
 
 no512:
 	MOVB $0, ret+0(FP)
+	RET
+
+// func lstmBack8(gates, dg, dh, dc, gout, tc, cprev []float32, n, blocks int)
+// The LSTM cell's backward pass for units [0, 8·blocks) of n with AVX2:
+// gates and dg hold gate blocks n apart; see LSTMBACK.
+TEXT ·lstmBack8(SB), NOSPLIT, $0-184
+	MOVQ gates_base+0(FP), DI
+	MOVQ dg_base+24(FP), SI
+	MOVQ dh_base+48(FP), DX
+	MOVQ dc_base+72(FP), R8
+	MOVQ gout_base+96(FP), R9
+	MOVQ tc_base+120(FP), R10
+	MOVQ cprev_base+144(FP), R11
+	MOVQ n+168(FP), R12
+	MOVQ blocks+176(FP), CX
+	SHLQ $2, R12
+	LEAQ (R12)(R12*2), R13
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ   bdone8
+	VBROADCASTSS lc_one<>(SB), Y15
+
+bloop8:
+	LSTMBACK(Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y15)
+	ADDQ $32, AX
+	DECQ CX
+	JNZ  bloop8
+	VZEROUPPER
+
+bdone8:
+	RET
+
+// func lstmBack16(gates, dg, dh, dc, gout, tc, cprev []float32, n, blocks int)
+// lstmBack8 sixteen units at a time with AVX-512.
+TEXT ·lstmBack16(SB), NOSPLIT, $0-184
+	MOVQ gates_base+0(FP), DI
+	MOVQ dg_base+24(FP), SI
+	MOVQ dh_base+48(FP), DX
+	MOVQ dc_base+72(FP), R8
+	MOVQ gout_base+96(FP), R9
+	MOVQ tc_base+120(FP), R10
+	MOVQ cprev_base+144(FP), R11
+	MOVQ n+168(FP), R12
+	MOVQ blocks+176(FP), CX
+	SHLQ $2, R12
+	LEAQ (R12)(R12*2), R13
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ   bdone16
+	VBROADCASTSS lc_one<>(SB), Z15
+
+bloop16:
+	LSTMBACK(Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z15)
+	ADDQ $64, AX
+	DECQ CX
+	JNZ  bloop16
+	VZEROUPPER
+
+bdone16:
 	RET
