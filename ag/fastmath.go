@@ -66,6 +66,27 @@ func tanhVec(dst, x []float32) {
 	tanhFromExpVec(e, x, e)
 }
 
+// sigmoidInPlace sets x[i] = sigmoid32(x[i]), bit for bit, in vector
+// passes; e is scratch of at least len(x).
+func sigmoidInPlace(x, e []float32) {
+	e = e[:len(x)]
+	for i, v := range x {
+		e[i] = math.Float32frombits(math.Float32bits(v) | signBit)
+	}
+	expVec(e)
+	sigmoidFromExpVec(x, x, e)
+}
+
+// tanhInPlace sets x[i] = tanh32(x[i]) likewise.
+func tanhInPlace(x, e []float32) {
+	e = e[:len(x)]
+	for i, v := range x {
+		e[i] = 2 * math.Float32frombits(math.Float32bits(v)&^signBit)
+	}
+	expVec(e)
+	tanhFromExpVec(x, x, e)
+}
+
 // expVec replaces each x[i] by expf(x[i]), bit for bit. The LSTM cell
 // computes all of a row's exponentials in one pass, apart from the gate
 // arithmetic, so a vector kernel (amd64) can take most of them.

@@ -294,3 +294,78 @@ func TestLSTMCellBackwardMatchesScalarLoop(t *testing.T) {
 		}
 	}
 }
+
+// intervalCellForward's vector passes give exactly the scalar cell's
+// bounds (the reference below is the loop they replaced).
+func TestIntervalCellForwardMatchesScalar(t *testing.T) {
+	defer setAVX2(setAVX2(true))
+	scalar := func(pL, pU, m, rad, cl, cu, g, tc, o []float32) {
+		h := len(cl)
+		for q := 0; q < 4; q++ {
+			for k := 0; k < h; k++ {
+				j := q*h + k
+				lo, hi := pL[j]+m[j]-rad[j], pU[j]+m[j]+rad[j]
+				if q == 2 {
+					g[2*q*h+k], g[(2*q+1)*h+k] = tanh32(lo), tanh32(hi)
+				} else {
+					g[2*q*h+k], g[(2*q+1)*h+k] = sigmoid32(lo), sigmoid32(hi)
+				}
+			}
+		}
+		for k := 0; k < h; k++ {
+			iL, iU, fL, fU := g[k], g[h+k], g[2*h+k], g[3*h+k]
+			gL, gU, oL, oU := g[4*h+k], g[5*h+k], g[6*h+k], g[7*h+k]
+			nL := minFirst(fL*cl[k], fU*cl[k]) + minFirst(iL*gL, iU*gL)
+			nU := maxFirst(fL*cu[k], fU*cu[k]) + maxFirst(iL*gU, iU*gU)
+			tl, tu := tanh32(nL), tanh32(nU)
+			tc[k], tc[h+k] = tl, tu
+			hl, hu := minFirst(oL*tl, oU*tl), maxFirst(oL*tu, oU*tu)
+			o[k], o[h+k] = nL, nU
+			o[2*h+k], o[3*h+k] = 0.5*(hl+hu), 0.5*(hu-hl)
+			o[4*h+k], o[5*h+k] = hl, hu
+		}
+	}
+	rng := rand.New(rand.NewSource(3))
+	for _, avx2 := range []bool{false, true} {
+		setAVX2(avx2)
+		for _, h := range []int{1, 7, 37, 128} {
+			for trial := 0; trial < 30; trial++ {
+				scale := []float32{0.01, 0.3, 1, 5, 30, 100}[trial%6]
+				vec := func(m int, positive bool) []float32 {
+					v := make([]float32, m)
+					for i := range v {
+						v[i] = scale * float32(rng.NormFloat64())
+						if positive && v[i] < 0 {
+							v[i] = -v[i]
+						}
+					}
+					return v
+				}
+				pL, m, rad := vec(4*h, false), vec(4*h, false), vec(4*h, true)
+				pU := slices.Clone(pL)
+				for j, w := range vec(4*h, true) {
+					pU[j] += w
+				}
+				cl := vec(h, false)
+				cu := slices.Clone(cl)
+				for k, w := range vec(h, true) {
+					cu[k] += w
+				}
+				g, tc, o := make([]float32, 8*h), make([]float32, 2*h), make([]float32, 6*h)
+				wg, wtc, wo := make([]float32, 8*h), make([]float32, 2*h), make([]float32, 6*h)
+				intervalCellForward(pL, pU, m, rad, cl, cu, g, tc, o)
+				scalar(pL, pU, m, rad, cl, cu, wg, wtc, wo)
+				for _, c := range []struct {
+					name      string
+					got, want []float32
+				}{{"gates", g, wg}, {"tanh(c)", tc, wtc}, {"out", o, wo}} {
+					for j := range c.got {
+						if math.Float32bits(c.got[j]) != math.Float32bits(c.want[j]) {
+							t.Fatalf("avx2 %v, %d units, scale %g: %s[%d] = %v, scalar %v", avx2, h, scale, c.name, j, c.got[j], c.want[j])
+						}
+					}
+				}
+			}
+		}
+	}
+}

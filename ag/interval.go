@@ -182,23 +182,26 @@ func intervalCellForward(pL, pU, m, rad, cl, cu, g, tc, o []float32) {
 	for q := 0; q < 4; q++ {
 		for k := 0; k < h; k++ {
 			j := q*h + k
-			lo, hi := pL[j]+m[j]-rad[j], pU[j]+m[j]+rad[j]
-			if q == 2 {
-				g[2*q*h+k], g[(2*q+1)*h+k] = tanh32(lo), tanh32(hi)
-			} else {
-				g[2*q*h+k], g[(2*q+1)*h+k] = sigmoid32(lo), sigmoid32(hi)
-			}
+			g[2*q*h+k], g[(2*q+1)*h+k] = pL[j]+m[j]-rad[j], pU[j]+m[j]+rad[j]
 		}
 	}
+	// The gates' bounds in vector passes (tc is scratch until written
+	// below), bit for bit sigmoid32 and tanh32.
+	sigmoidInPlace(g[:2*h], tc)
+	sigmoidInPlace(g[2*h:4*h], tc)
+	tanhInPlace(g[4*h:6*h], tc)
+	sigmoidInPlace(g[6*h:8*h], tc)
 	for k := 0; k < h; k++ {
 		iL, iU, fL, fU := g[k], g[h+k], g[2*h+k], g[3*h+k]
-		gL, gU, oL, oU := g[4*h+k], g[5*h+k], g[6*h+k], g[7*h+k]
-		nL := minFirst(fL*cl[k], fU*cl[k]) + minFirst(iL*gL, iU*gL)
-		nU := maxFirst(fL*cu[k], fU*cu[k]) + maxFirst(iL*gU, iU*gU)
-		tl, tu := tanh32(nL), tanh32(nU)
-		tc[k], tc[h+k] = tl, tu
+		gL, gU := g[4*h+k], g[5*h+k]
+		o[k] = minFirst(fL*cl[k], fU*cl[k]) + minFirst(iL*gL, iU*gL)
+		o[h+k] = maxFirst(fL*cu[k], fU*cu[k]) + maxFirst(iL*gU, iU*gU)
+	}
+	tanhVec(tc[:2*h], o[:2*h])
+	for k := 0; k < h; k++ {
+		oL, oU := g[6*h+k], g[7*h+k]
+		tl, tu := tc[k], tc[h+k]
 		hl, hu := minFirst(oL*tl, oU*tl), maxFirst(oL*tu, oU*tu)
-		o[k], o[h+k] = nL, nU
 		o[2*h+k], o[3*h+k] = 0.5*(hl+hu), 0.5*(hu-hl)
 		o[4*h+k], o[5*h+k] = hl, hu
 	}
