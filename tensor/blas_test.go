@@ -130,7 +130,7 @@ func BenchmarkGemm(b *testing.B) {
 	r := rand.New(rand.NewSource(3))
 	for _, name := range Backends() {
 		be := GetBackend(name)
-		for _, s := range [][3]int{{512, 512, 512}, {1024, 1024, 1024}, {3200, 300, 1200}} {
+		for _, s := range [][3]int{{512, 512, 512}, {1024, 1024, 1024}, {3200, 300, 1200}, {480, 512, 128}, {64, 512, 128}, {8, 512, 128}} {
 			m, n, k := s[0], s[1], s[2]
 			a, bb, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
 			b.Run(fmt.Sprintf("%s/%dx%dx%d", name, m, n, k), func(b *testing.B) {
