@@ -213,6 +213,40 @@ GLOBL lc_sign<>(SB), RODATA|NOPTR, $4
 	VMULPS  F, DCK, A; \
 	VMOVUPS A, (R8)(AX*1)
 
+// CELLARGS loads lstmCell8's and lstmCell16's arguments: DI z, SI add, BX
+// add's length (0: nothing to add), DX bias, R8 c, R9 h, R10 tc, CX the
+// block count, R11 a gate block in bytes, R13 three, AX the unit block's
+// byte offset (0).
+#define CELLARGS \
+	MOVQ z_base+0(FP), DI; \
+	MOVQ add_base+24(FP), SI; \
+	MOVQ add_len+32(FP), BX; \
+	MOVQ bias_base+48(FP), DX; \
+	MOVQ c_base+72(FP), R8; \
+	MOVQ h_base+96(FP), R9; \
+	MOVQ tc_base+120(FP), R10; \
+	MOVQ n+144(FP), R11; \
+	MOVQ blocks+152(FP), CX; \
+	SHLQ $2, R11; \
+	LEAQ (R11)(R11*2), R13; \
+	XORQ AX, AX
+
+// BACKARGS loads lstmBack8's and lstmBack16's arguments into the registers
+// LSTMBACK reads.
+#define BACKARGS \
+	MOVQ gates_base+0(FP), DI; \
+	MOVQ dg_base+24(FP), SI; \
+	MOVQ dh_base+48(FP), DX; \
+	MOVQ dc_base+72(FP), R8; \
+	MOVQ gout_base+96(FP), R9; \
+	MOVQ tc_base+120(FP), R10; \
+	MOVQ cprev_base+144(FP), R11; \
+	MOVQ n+168(FP), R12; \
+	MOVQ blocks+176(FP), CX; \
+	SHLQ $2, R12; \
+	LEAQ (R12)(R12*2), R13; \
+	XORQ AX, AX
+
 // func lstmCell8(z, add, bias, c, h, tc []float32, n, blocks int)
 // One LSTM step for units [0, 8·blocks) of n with AVX2 (gate blocks n
 // apart, from each slice's start): z
@@ -220,20 +254,9 @@ GLOBL lc_sign<>(SB), RODATA|NOPTR, $4
 // not empty, then the gates σ, σ, tanh, σ; c ← f·c + i·g, tc ← tanh(c),
 // h ← o·tc. Every value equals LSTMStep's scalar arithmetic bit for bit.
 TEXT ·lstmCell8(SB), NOSPLIT, $0-160
-	MOVQ z_base+0(FP), DI
-	MOVQ add_base+24(FP), SI
-	MOVQ add_len+32(FP), BX
-	MOVQ bias_base+48(FP), DX
-	MOVQ c_base+72(FP), R8
-	MOVQ n+144(FP), R11
-	MOVQ h_base+96(FP), R9
-	MOVQ tc_base+120(FP), R10
-	MOVQ blocks+152(FP), CX
+	CELLARGS
 	TESTQ CX, CX
 	JZ   done
-	SHLQ $2, R11          // a gate block, in bytes
-	LEAQ (R11)(R11*2), R13
-	XORQ AX, AX           // byte offset of unit block k
 	VBROADCASTSS lc_hi<>(SB), Y8
 	VBROADCASTSS lc_lo<>(SB), Y9
 	VBROADCASTSS lc_log2e<>(SB), Y10
@@ -375,20 +398,9 @@ done:
 // func lstmCell16(z, add, bias, c, h, tc []float32, n, blocks int)
 // lstmCell8 for units [0, 16·blocks) with AVX-512 (F only), bit for bit.
 TEXT ·lstmCell16(SB), NOSPLIT, $0-160
-	MOVQ z_base+0(FP), DI
-	MOVQ add_base+24(FP), SI
-	MOVQ add_len+32(FP), BX
-	MOVQ bias_base+48(FP), DX
-	MOVQ c_base+72(FP), R8
-	MOVQ h_base+96(FP), R9
-	MOVQ tc_base+120(FP), R10
-	MOVQ n+144(FP), R11
-	MOVQ blocks+152(FP), CX
+	CELLARGS
 	TESTQ CX, CX
 	JZ   done16
-	SHLQ $2, R11
-	LEAQ (R11)(R11*2), R13
-	XORQ AX, AX
 	VBROADCASTSS lc_hi<>(SB), Z8
 	VBROADCASTSS lc_lo<>(SB), Z9
 	VBROADCASTSS lc_log2e<>(SB), Z10
@@ -483,18 +495,7 @@ no512:
 // The LSTM cell's backward pass for units [0, 8·blocks) of n with AVX2:
 // gates and dg hold gate blocks n apart; see LSTMBACK.
 TEXT ·lstmBack8(SB), NOSPLIT, $0-184
-	MOVQ gates_base+0(FP), DI
-	MOVQ dg_base+24(FP), SI
-	MOVQ dh_base+48(FP), DX
-	MOVQ dc_base+72(FP), R8
-	MOVQ gout_base+96(FP), R9
-	MOVQ tc_base+120(FP), R10
-	MOVQ cprev_base+144(FP), R11
-	MOVQ n+168(FP), R12
-	MOVQ blocks+176(FP), CX
-	SHLQ $2, R12
-	LEAQ (R12)(R12*2), R13
-	XORQ AX, AX
+	BACKARGS
 	TESTQ CX, CX
 	JZ   bdone8
 	VBROADCASTSS lc_one<>(SB), Y15
@@ -512,18 +513,7 @@ bdone8:
 // func lstmBack16(gates, dg, dh, dc, gout, tc, cprev []float32, n, blocks int)
 // lstmBack8 sixteen units at a time with AVX-512.
 TEXT ·lstmBack16(SB), NOSPLIT, $0-184
-	MOVQ gates_base+0(FP), DI
-	MOVQ dg_base+24(FP), SI
-	MOVQ dh_base+48(FP), DX
-	MOVQ dc_base+72(FP), R8
-	MOVQ gout_base+96(FP), R9
-	MOVQ tc_base+120(FP), R10
-	MOVQ cprev_base+144(FP), R11
-	MOVQ n+168(FP), R12
-	MOVQ blocks+176(FP), CX
-	SHLQ $2, R12
-	LEAQ (R12)(R12*2), R13
-	XORQ AX, AX
+	BACKARGS
 	TESTQ CX, CX
 	JZ   bdone16
 	VBROADCASTSS lc_one<>(SB), Z15
