@@ -144,16 +144,19 @@ func lstmBack16(gates, dg, dh, dc, gout, tc, cprev []float32, n, blocks int)
 // lstmBackSIMD runs the backward kernel on the longest prefix of units it
 // handles and returns its length.
 func lstmBackSIMD(gates, dg, dh, dc, gout, tc, cprev []float32) int {
-	n := len(dh)
-	switch {
-	case useAVX512 && n >= 16:
-		lstmBack16(gates, dg, dh, dc, gout, tc, cprev, n, n/16)
-		return n &^ 15
-	case useAVX2 && n >= 8:
-		lstmBack8(gates, dg, dh, dc, gout, tc, cprev, n, n/8)
-		return n &^ 7
+	n, done := len(dh), 0
+	if !useAVX2 {
+		return 0
 	}
-	return 0
+	if useAVX512 && n >= 16 {
+		lstmBack16(gates, dg, dh, dc, gout, tc, cprev, n, n/16)
+		done = n &^ 15
+	}
+	if blocks := (n - done) / 8; blocks > 0 {
+		lstmBack8(gates[done:], dg[done:], dh[done:], dc[done:], gout[done:], tc[done:], cprev[done:], n, blocks)
+		done += 8 * blocks
+	}
+	return done
 }
 
 // setAVX2 turns the AVX2 kernel on (where the CPU has it) or off and
