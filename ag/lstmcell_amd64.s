@@ -283,6 +283,15 @@ loop:
 	VMOVUPS (DI)(R12*1), Y1
 	TANH
 	VMOVUPS Y5, (DI)(R12*1)
+	ADDQ $32, AX
+	DECQ CX
+	JNZ  loop
+	// Second pass: the state, whose chain of dependent operations is
+	// long; separate from the gates, the CPU overlaps several blocks' chains.
+	MOVQ blocks+152(FP), CX
+	XORQ AX, AX
+
+cell:
 	// c ← f·c + i·g
 	LEAQ (AX)(R11*1), R12
 	VMOVUPS (DI)(R12*1), Y1
@@ -305,7 +314,7 @@ loop:
 	VMOVUPS Y5, (R9)(AX*1)
 	ADDQ $32, AX
 	DECQ CX
-	JNZ  loop
+	JNZ  cell
 	VZEROUPPER
 
 done:
@@ -440,6 +449,14 @@ loop16:
 	VMOVUPS (DI)(R12*1), Z1
 	TANH16
 	VMOVUPS Z5, (DI)(R12*1)
+	ADDQ $64, AX
+	DECQ CX
+	JNZ  loop16
+	// Second pass: the state, as in lstmCell8.
+	MOVQ blocks+152(FP), CX
+	XORQ AX, AX
+
+cell16:
 	LEAQ (AX)(R11*1), R12
 	VMOVUPS (DI)(R12*1), Z1
 	VMULPS  (R8)(AX*1), Z1, Z1
@@ -459,7 +476,7 @@ loop16:
 	VMOVUPS Z5, (R9)(AX*1)
 	ADDQ $64, AX
 	DECQ CX
-	JNZ  loop16
+	JNZ  cell16
 	VZEROUPPER
 
 done16:
