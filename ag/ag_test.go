@@ -491,3 +491,89 @@ func TestMixRowsValues(t *testing.T) {
 		}
 	}
 }
+
+// LSTMPair and LSTMProjectedPair give, bit for bit, the outputs and every
+// gradient of two separate calls, on one goroutine or two, whether both
+// outputs are used or only one.
+func TestLSTMPairEqualsTwoLSTMs(t *testing.T) {
+	defer tensor.SetWorkers(tensor.Workers())
+	r := rand.New(rand.NewSource(11))
+	const b, steps, d, h = 5, 7, 4, 3
+	x := randT(r, b, steps, d)
+	gxs := []*tensor.Tensor{randT(r, b, steps, 4*h), randT(r, b, steps, 4*h)}
+	var ws [2][3]*tensor.Tensor // per direction: wx, wh, bias
+	for i := range ws {
+		ws[i] = [3]*tensor.Tensor{randT(r, d, 4*h), scaled(randT(r, h, 4*h), 0.5), randT(r, 4*h)}
+	}
+	lengths := []int{3, 7, 0, 5, 7}
+	seeds := []*tensor.Tensor{randT(r, b, steps, h), randT(r, b, steps, h)}
+	// run returns the outputs followed by every leaf's gradient (nil for
+	// a leaf that got none).
+	run := func(pair, projected bool, use [2]bool) [][]float32 {
+		tp := NewTape()
+		tp.Train = true
+		xv := tp.Leaf(x.Clone())
+		gx := []*Var{tp.Leaf(gxs[0].Clone()), tp.Leaf(gxs[1].Clone())}
+		var lw [2]LSTMWeights
+		for i := range lw {
+			lw[i] = LSTMWeights{Wx: tp.Leaf(ws[i][0].Clone()), Wh: tp.Leaf(ws[i][1].Clone()), Bias: tp.Leaf(ws[i][2].Clone()), Reverse: i == 1}
+		}
+		var o [2]*Var
+		switch {
+		case pair && projected:
+			o[0], o[1] = tp.LSTMProjectedPair(gx[0], gx[1], lw[0], lw[1], lengths)
+		case pair:
+			o[0], o[1] = tp.LSTMPair(xv, lw[0], lw[1], lengths)
+		default:
+			for i := range o {
+				if projected {
+					o[i] = tp.LSTMProjected(gx[i], lw[i].Wh, lw[i].Bias, lengths, lw[i].Reverse)
+				} else {
+					o[i] = tp.LSTM(xv, lw[i].Wx, lw[i].Wh, lw[i].Bias, lengths, lw[i].Reverse)
+				}
+			}
+		}
+		var terms []*Var
+		for i := range o {
+			if use[i] {
+				terms = append(terms, tp.Sum(tp.Mul(o[i], tp.Const(seeds[i]))))
+			}
+		}
+		loss := terms[0]
+		if len(terms) == 2 {
+			loss = tp.Add(terms[0], terms[1])
+		}
+		tp.Backward(loss)
+		got := [][]float32{o[0].Data(), o[1].Data()}
+		leaves := []*Var{xv, gx[0], gx[1]}
+		for _, w := range lw {
+			leaves = append(leaves, w.Wx, w.Wh, w.Bias)
+		}
+		for _, v := range leaves {
+			if v.Grad == nil {
+				got = append(got, nil)
+			} else {
+				got = append(got, v.Grad.Data)
+			}
+		}
+		return got
+	}
+	for _, workers := range []int{1, 2} {
+		tensor.SetWorkers(workers)
+		for _, projected := range []bool{false, true} {
+			for _, use := range [][2]bool{{true, true}, {true, false}, {false, true}} {
+				want, got := run(false, projected, use), run(true, projected, use)
+				for k := range want {
+					if (want[k] == nil) != (got[k] == nil) {
+						t.Fatalf("workers %d projected %v use %v: value %d nil %v, want nil %v", workers, projected, use, k, got[k] == nil, want[k] == nil)
+					}
+					for i := range want[k] {
+						if math.Float32bits(got[k][i]) != math.Float32bits(want[k][i]) {
+							t.Fatalf("workers %d projected %v use %v: value %d [%d] = %g, want %g", workers, projected, use, k, i, got[k][i], want[k][i])
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -20,6 +20,27 @@ import (
 // activations, runs the recurrence backwards, and finishes with three large
 // GEMMs over the real tokens.
 func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
+	return t.lstm(t.lstmInputJob(x, wx, wh, bias, lengths, reverse))
+}
+
+// LSTMPair is LSTM for a BiLSTM's two directions, fwd and bwd being each
+// one's (wx, wh, bias) and reverse flag: the same outputs, bit for bit, but
+// with the two recurrences run at once on two goroutines, forward and
+// backward. A recurrence is a chain of small steps that more cores do not
+// speed up; two independent chains keep two cores busy.
+func (t *Tape) LSTMPair(x *Var, fwd, bwd LSTMWeights, lengths []int) (f, b *Var) {
+	return t.lstmPair(t.lstmInputJob(x, fwd.Wx, fwd.Wh, fwd.Bias, lengths, fwd.Reverse),
+		t.lstmInputJob(x, bwd.Wx, bwd.Wh, bwd.Bias, lengths, bwd.Reverse))
+}
+
+// LSTMWeights is one LSTM direction's weights for LSTMPair and
+// LSTMProjectedPair (Wx unused by the latter).
+type LSTMWeights struct {
+	Wx, Wh, Bias *Var
+	Reverse      bool
+}
+
+func (t *Tape) lstmInputJob(x, wx, wh, bias *Var, lengths []int, reverse bool) lstmJob {
 	xs := x.Shape()
 	b, steps, d := xs[0], xs[1], xs[2]
 	h := wh.Shape()[0]
@@ -28,20 +49,28 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 		panic(fmt.Sprintf("ag.LSTM: x %v, wx %v, wh %v, bias %v", xs, wx.Shape(), wh.Shape(), bias.Shape()))
 	}
 	lay := newLSTMLayout(b, steps, lengths)
-	xp := lay.pack(x.Data(), d)
-	gates := make([]float32, lay.total*g4)
-	tensor.Gemm(false, false, lay.total, g4, d, 1, xp, d, wx.Data(), g4, 0, gates, g4)
-	return t.lstm(gates, lay, wh, bias, reverse, func(dGates []float32) {
-		if t.needs(x) {
-			dx := make([]float32, lay.total*d)
-			tensor.Gemm(false, true, lay.total, d, g4, 1, dGates, g4, wx.Data(), g4, 0, dx, d)
-			fresh := x.Grad == nil && x.param == nil
-			lay.unpack(x.grad(), dx, d, fresh)
-		}
-		if t.needs(wx) {
-			tensor.Gemm(true, false, d, g4, lay.total, 1, xp, d, dGates, g4, 1, wx.grad(), g4)
-		}
-	}, x, wx, wh, bias)
+	var xp []float32
+	return lstmJob{
+		lay: lay, wh: wh, bias: bias, reverse: reverse,
+		project: func() []float32 {
+			xp = lay.pack(x.Data(), d)
+			gates := make([]float32, lay.total*g4)
+			tensor.Gemm(false, false, lay.total, g4, d, 1, xp, d, wx.Data(), g4, 0, gates, g4)
+			return gates
+		},
+		inputGrad: func(dGates []float32) {
+			if t.needs(x) {
+				dx := make([]float32, lay.total*d)
+				tensor.Gemm(false, true, lay.total, d, g4, 1, dGates, g4, wx.Data(), g4, 0, dx, d)
+				fresh := x.Grad == nil && x.param == nil
+				lay.unpack(x.grad(), dx, d, fresh)
+			}
+			if t.needs(wx) {
+				tensor.Gemm(true, false, d, g4, lay.total, 1, xp, d, dGates, g4, 1, wx.grad(), g4)
+			}
+		},
+		parents: []*Var{x, wx, wh, bias},
+	}
 }
 
 // LSTMProjected is LSTM from the input projections gx = x·Wx [B, T, 4H]
@@ -49,19 +78,34 @@ func (t *Tape) LSTM(x, wx, wh, bias *Var, lengths []int, reverse bool) *Var {
 // cheaper to build directly, such as ASCC's convex combinations of a few
 // candidate words, whose projections are computed once per word.
 func (t *Tape) LSTMProjected(gx, wh, bias *Var, lengths []int, reverse bool) *Var {
+	return t.lstm(t.lstmProjectedJob(gx, wh, bias, lengths, reverse))
+}
+
+// LSTMProjectedPair is LSTMProjected for a BiLSTM's two directions, run at
+// once as LSTMPair runs them (gxF for fwd, gxB for bwd).
+func (t *Tape) LSTMProjectedPair(gxF, gxB *Var, fwd, bwd LSTMWeights, lengths []int) (f, b *Var) {
+	return t.lstmPair(t.lstmProjectedJob(gxF, fwd.Wh, fwd.Bias, lengths, fwd.Reverse),
+		t.lstmProjectedJob(gxB, bwd.Wh, bwd.Bias, lengths, bwd.Reverse))
+}
+
+func (t *Tape) lstmProjectedJob(gx, wh, bias *Var, lengths []int, reverse bool) lstmJob {
 	gs := gx.Shape()
 	h := wh.Shape()[0]
 	if len(gs) != 3 || gs[2] != 4*h || wh.Shape()[1] != 4*h || len(bias.Data()) != 4*h {
 		panic(fmt.Sprintf("ag.LSTMProjected: gx %v, wh %v, bias %v", gs, wh.Shape(), bias.Shape()))
 	}
 	lay := newLSTMLayout(gs[0], gs[1], lengths)
-	gates := lay.pack(gx.Data(), 4*h) // a copy: the recurrence overwrites it
-	return t.lstm(gates, lay, wh, bias, reverse, func(dGates []float32) {
-		if t.needs(gx) {
-			fresh := gx.Grad == nil && gx.param == nil
-			lay.unpack(gx.grad(), dGates, 4*h, fresh)
-		}
-	}, gx, wh, bias)
+	return lstmJob{
+		lay: lay, wh: wh, bias: bias, reverse: reverse,
+		project: func() []float32 { return lay.pack(gx.Data(), 4*h) }, // a copy: the recurrence overwrites it
+		inputGrad: func(dGates []float32) {
+			if t.needs(gx) {
+				fresh := gx.Grad == nil && gx.param == nil
+				lay.unpack(gx.grad(), dGates, 4*h, fresh)
+			}
+		},
+		parents: []*Var{gx, wh, bias},
+	}
 }
 
 // lstmLayout says which cells of a [B, T] batch an LSTM computes: row i runs
@@ -138,96 +182,181 @@ func (l lstmLayout) unpack(dst, src []float32, w int, fresh bool) {
 	}
 }
 
-// lstm runs the recurrence from the input projections of the real cells in
-// gates [total, 4H] (overwritten with the activated gates); inputGrad
-// receives their pre-activation gradients [total, 4H].
-func (t *Tape) lstm(gates []float32, lay lstmLayout, wh, bias *Var, reverse bool, inputGrad func(dGates []float32), parents ...*Var) *Var {
-	h := wh.Shape()[0]
+// lstmJob is one LSTM layer ready to run: project returns the input
+// projections of its real cells [total, 4H] (its own buffer, which the
+// recurrence overwrites with the activated gates), and inputGrad takes
+// their pre-activation gradients to the inputs and the input weights.
+type lstmJob struct {
+	lay       lstmLayout
+	wh, bias  *Var
+	reverse   bool
+	project   func() []float32
+	inputGrad func(dGates []float32)
+	parents   []*Var
+}
+
+// lstmRun is a job's forward pass with what its backward pass needs.
+type lstmRun struct {
+	job   lstmJob
+	out   *tensor.Tensor // hidden states [B, T, H]
+	gates []float32      // activated gates [total, 4H]
+	// Per real cell: tanh(c_t) and the h_{t-1}, c_{t-1} it saw.
+	tanhCells, hPrevAll, cPrevAll []float32
+}
+
+// lstm records one layer on the tape.
+func (t *Tape) lstm(j lstmJob) *Var {
+	r := j.forward()
+	return t.op(r.out, func(o *Var) { j.inputGrad(r.backward(t, o.Grad.Data)) }, j.parents...)
+}
+
+// lstmPair records two independent layers, each run on its own goroutine.
+// The second's backward pass runs both recurrences at once: every op that
+// reads either output was recorded after both, so by then both gradients
+// are complete. The input gradients follow one after the other, the second
+// layer's first, which is the order two lstm calls would take (the layers
+// may share their input).
+func (t *Tape) lstmPair(a, b lstmJob) (*Var, *Var) {
+	var ra, rb *lstmRun
+	concurrently(func() { ra = a.forward() }, func() { rb = b.forward() })
+	aDone := false
+	va := t.op(ra.out, func(o *Var) {
+		if !aDone {
+			a.inputGrad(ra.backward(t, o.Grad.Data))
+		}
+	}, a.parents...)
+	vb := t.op(rb.out, func(o *Var) {
+		if va.back == nil || va.Grad == nil || aDone {
+			b.inputGrad(rb.backward(t, o.Grad.Data))
+			return
+		}
+		var dA, dB []float32
+		concurrently(func() { dB = rb.backward(t, o.Grad.Data) }, func() { dA = ra.backward(t, va.Grad.Data) })
+		aDone = true
+		b.inputGrad(dB)
+		a.inputGrad(dA)
+	}, b.parents...)
+	return va, vb
+}
+
+// concurrently runs f and g on two goroutines, or one after the other when
+// tensor.Workers is 1.
+func concurrently(f, g func()) {
+	if tensor.Workers() <= 1 {
+		f()
+		g()
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		g()
+	}()
+	f()
+	<-done
+}
+
+// forward runs the recurrence; the running states are kept in rank order,
+// so a step's rows are their first k.
+func (j lstmJob) forward() *lstmRun {
+	lay := j.lay
+	h := j.wh.Shape()[0]
 	g4 := 4 * h
 	b, steps := lay.b, lay.steps
-	// Per real cell: tanh(c_t) and the h_{t-1}, c_{t-1} it saw. The running
-	// states are kept in rank order, so a step's rows are their first k.
-	tanhCells := make([]float32, lay.total*h)
-	hPrevAll := make([]float32, lay.total*h)
-	cPrevAll := make([]float32, lay.total*h)
-	out := tensor.New(b, steps, h)
+	r := &lstmRun{
+		job: j, out: tensor.New(b, steps, h), gates: j.project(),
+		tanhCells: make([]float32, lay.total*h),
+		hPrevAll:  make([]float32, lay.total*h),
+		cPrevAll:  make([]float32, lay.total*h),
+	}
+	gates, out := r.gates, r.out
 	hState, cState := make([]float32, b*h), make([]float32, b*h)
 	rec := make([]float32, b*g4)
-	bs := bias.Data()
-	timeIndex := func(s int) int {
-		if reverse {
-			return steps - 1 - s
-		}
-		return s
-	}
+	bs, wh := j.bias.Data(), j.wh.Data()
 	for s := 0; s < steps; s++ {
-		ti := timeIndex(s)
+		ti := j.timeIndex(s)
 		k, p0 := lay.running[ti], lay.start[ti]
 		if k == 0 {
 			continue
 		}
-		copy(hPrevAll[p0*h:(p0+k)*h], hState[:k*h])
-		copy(cPrevAll[p0*h:(p0+k)*h], cState[:k*h])
-		tensor.Gemm(false, false, k, g4, h, 1, hState, h, wh.Data(), g4, 0, rec, g4)
+		copy(r.hPrevAll[p0*h:(p0+k)*h], hState[:k*h])
+		copy(r.cPrevAll[p0*h:(p0+k)*h], cState[:k*h])
+		tensor.Gemm(false, false, k, g4, h, 1, hState, h, wh, g4, 0, rec, g4)
 		tensor.ParallelFor(k, g4*8, func(lo, hi int) {
 			tmp := make([]float32, g4)
-			for r := lo; r < hi; r++ {
-				i, p := lay.cell(r, ti)
+			for r2 := lo; r2 < hi; r2++ {
+				i, p := lay.cell(r2, ti)
 				gr := gates[p*g4 : (p+1)*g4]
-				rr := rec[r*g4 : (r+1)*g4]
-				hp, cp := hState[r*h:(r+1)*h], cState[r*h:(r+1)*h]
+				rr := rec[r2*g4 : (r2+1)*g4]
+				hp, cp := hState[r2*h:(r2+1)*h], cState[r2*h:(r2+1)*h]
 				// gr + rr + bs, the order the incremental path adds them;
 				// gr becomes the gates, kept for backward.
 				LSTMStepAdd(gr, rr, bs, cp, hp, tmp)
-				copy(tanhCells[p*h:(p+1)*h], tmp[:h])
+				copy(r.tanhCells[p*h:(p+1)*h], tmp[:h])
 				copy(out.Data[(i*steps+ti)*h:(i*steps+ti+1)*h], hp)
 			}
 		})
 	}
-	return t.op(out, func(o *Var) {
-		G := o.Grad.Data
-		dGates := make([]float32, lay.total*g4) // pre-activation gradients
-		// dh and dc in rank order; a row that does not run at a step keeps
-		// its dh and dc (its state was carried).
-		dh, dc := make([]float32, b*h), make([]float32, b*h)
-		// dh_{t-1} = dGates·Whᵀ from a transposed copy of Wh: OpenBLAS runs
-		// these small GEMMs 12-45% faster untransposed (h 128-300, 8-64 rows).
-		whT := make([]float32, g4*h)
-		tensor.TransposeInto(whT, wh.Data(), h, g4)
-		for s := steps - 1; s >= 0; s-- {
-			ti := timeIndex(s)
-			k, p0 := lay.running[ti], lay.start[ti]
-			if k == 0 {
-				continue
+	return r
+}
+
+func (j lstmJob) timeIndex(s int) int {
+	if j.reverse {
+		return j.lay.steps - 1 - s
+	}
+	return s
+}
+
+// backward runs the recurrence backwards from the output gradient G
+// [B, T, H], adds the recurrent weights' and the bias's gradients, and
+// returns the gates' pre-activation gradients [total, 4H].
+func (r *lstmRun) backward(t *Tape, G []float32) []float32 {
+	j, lay := r.job, r.job.lay
+	h := j.wh.Shape()[0]
+	g4 := 4 * h
+	b, steps := lay.b, lay.steps
+	gates := r.gates
+	dGates := make([]float32, lay.total*g4)
+	// dh and dc in rank order; a row that does not run at a step keeps its
+	// dh and dc (its state was carried).
+	dh, dc := make([]float32, b*h), make([]float32, b*h)
+	// dh_{t-1} = dGates·Whᵀ from a transposed copy of Wh: OpenBLAS runs
+	// these small GEMMs 12-45% faster untransposed (h 128-300, 8-64 rows).
+	whT := make([]float32, g4*h)
+	tensor.TransposeInto(whT, j.wh.Data(), h, g4)
+	for s := steps - 1; s >= 0; s-- {
+		ti := j.timeIndex(s)
+		k, p0 := lay.running[ti], lay.start[ti]
+		if k == 0 {
+			continue
+		}
+		tensor.ParallelFor(k, g4*8, func(lo, hi int) {
+			for rk := lo; rk < hi; rk++ {
+				i, p := lay.cell(rk, ti)
+				gr := gates[p*g4 : (p+1)*g4]
+				dg := dGates[p*g4 : (p+1)*g4]
+				dhi, dci := dh[rk*h:(rk+1)*h], dc[rk*h:(rk+1)*h]
+				gOut := G[(i*steps+ti)*h : (i*steps+ti+1)*h]
+				tc, cPrev := r.tanhCells[p*h:(p+1)*h], r.cPrevAll[p*h:(p+1)*h]
+				lstmCellBackward(gr, dg, dhi, dci, gOut, tc, cPrev)
 			}
-			tensor.ParallelFor(k, g4*8, func(lo, hi int) {
-				for r := lo; r < hi; r++ {
-					i, p := lay.cell(r, ti)
-					gr := gates[p*g4 : (p+1)*g4]
-					dg := dGates[p*g4 : (p+1)*g4]
-					dhi, dci := dh[r*h:(r+1)*h], dc[r*h:(r+1)*h]
-					gOut := G[(i*steps+ti)*h : (i*steps+ti+1)*h]
-					tc, cPrev := tanhCells[p*h:(p+1)*h], cPrevAll[p*h:(p+1)*h]
-					lstmCellBackward(gr, dg, dhi, dci, gOut, tc, cPrev)
-				}
-			})
-			// dh_{t-1} = dGates·Whᵀ for the rows that ran this step: their
-			// gate gradients are one block.
-			tensor.Gemm(false, false, k, h, g4, 1, dGates[p0*g4:(p0+k)*g4], g4, whT, h, 0, dh, h)
-		}
-		inputGrad(dGates)
-		if t.needs(wh) {
-			tensor.Gemm(true, false, h, g4, lay.total, 1, hPrevAll, h, dGates, g4, 1, wh.grad(), g4)
-		}
-		if t.needs(bias) {
-			gb := bias.grad()
-			for r := 0; r < lay.total; r++ {
-				for k, v := range dGates[r*g4 : (r+1)*g4] {
-					gb[k] += v
-				}
+		})
+		// dh_{t-1} = dGates·Whᵀ for the rows that ran this step: their
+		// gate gradients are one block.
+		tensor.Gemm(false, false, k, h, g4, 1, dGates[p0*g4:(p0+k)*g4], g4, whT, h, 0, dh, h)
+	}
+	if t.needs(j.wh) {
+		tensor.Gemm(true, false, h, g4, lay.total, 1, r.hPrevAll, h, dGates, g4, 1, j.wh.grad(), g4)
+	}
+	if t.needs(j.bias) {
+		gb := j.bias.grad()
+		for p := 0; p < lay.total; p++ {
+			for k, v := range dGates[p*g4 : (p+1)*g4] {
+				gb[k] += v
 			}
 		}
-	}, parents...)
+	}
+	return dGates
 }
 
 // lstmCellBackward is one cell's backward pass for one row: from the gates

@@ -117,7 +117,11 @@ func NewRNN(in, hidden int, bidirectional bool, pool string, tanh bool, rng *ran
 // Encode returns the hidden states [B, L, H·dirs] and their pool over the
 // real tokens.
 func (r *RNN) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
-	return r.encodeWith(t, lengths, func(l *LSTM) *ag.Var { return l.Forward(t, x, lengths) })
+	if r.Bwd == nil {
+		return r.pool(t, lengths, r.Fwd.Forward(t, x, lengths))
+	}
+	f, b := t.LSTMPair(x, r.Fwd.weights(), r.Bwd.weights(), lengths)
+	return r.pool(t, lengths, t.Concat(-1, f, b))
 }
 
 // Directions lists the LSTM layers, forward first.
@@ -131,21 +135,15 @@ func (r *RNN) Directions() []*LSTM {
 // EncodeProjected is Encode from each direction's input projections x·Wx
 // [B, T, 4H] (gx[i] for Directions()[i]) instead of x.
 func (r *RNN) EncodeProjected(t *ag.Tape, gx []*ag.Var, lengths []int) (tokens, sentence *ag.Var) {
-	return r.encodeWith(t, lengths, func(l *LSTM) *ag.Var {
-		i := 0
-		if l == r.Bwd {
-			i = 1
-		}
-		return t.LSTMProjected(gx[i], l.Wh.Var, l.B.Var, lengths, l.Reverse)
-	})
+	if r.Bwd == nil {
+		return r.pool(t, lengths, t.LSTMProjected(gx[0], r.Fwd.Wh.Var, r.Fwd.B.Var, lengths, r.Fwd.Reverse))
+	}
+	f, b := t.LSTMProjectedPair(gx[0], gx[1], r.Fwd.weights(), r.Bwd.weights(), lengths)
+	return r.pool(t, lengths, t.Concat(-1, f, b))
 }
 
-// encodeWith pools the hidden states that run gives for each direction.
-func (r *RNN) encodeWith(t *ag.Tape, lengths []int, run func(*LSTM) *ag.Var) (tokens, sentence *ag.Var) {
-	tokens = run(r.Fwd)
-	if r.Bwd != nil {
-		tokens = t.Concat(-1, tokens, run(r.Bwd))
-	}
+// pool pools the hidden states over the real tokens.
+func (r *RNN) pool(t *ag.Tape, lengths []int, tokens *ag.Var) (_, sentence *ag.Var) {
 	h := tokens
 	if r.Tanh {
 		h = t.Tanh(h)

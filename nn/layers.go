@@ -107,6 +107,10 @@ func (l *LSTM) Forward(t *ag.Tape, x *ag.Var, lengths []int) *ag.Var {
 	return t.LSTM(x, l.Wx.Var, l.Wh.Var, l.B.Var, lengths, l.Reverse)
 }
 
+func (l *LSTM) weights() ag.LSTMWeights {
+	return ag.LSTMWeights{Wx: l.Wx.Var, Wh: l.Wh.Var, Bias: l.B.Var, Reverse: l.Reverse}
+}
+
 // Params lists the layer's weights.
 func (l *LSTM) Params() []*ag.Param { return []*ag.Param{l.Wx, l.Wh, l.B} }
 
