@@ -1,6 +1,7 @@
 package ag
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"testing"
@@ -562,18 +563,85 @@ func TestLSTMPairEqualsTwoLSTMs(t *testing.T) {
 		tensor.SetWorkers(workers)
 		for _, projected := range []bool{false, true} {
 			for _, use := range [][2]bool{{true, true}, {true, false}, {false, true}} {
-				want, got := run(false, projected, use), run(true, projected, use)
-				for k := range want {
-					if (want[k] == nil) != (got[k] == nil) {
-						t.Fatalf("workers %d projected %v use %v: value %d nil %v, want nil %v", workers, projected, use, k, got[k] == nil, want[k] == nil)
-					}
-					for i := range want[k] {
-						if math.Float32bits(got[k][i]) != math.Float32bits(want[k][i]) {
-							t.Fatalf("workers %d projected %v use %v: value %d [%d] = %g, want %g", workers, projected, use, k, i, got[k][i], want[k][i])
-						}
-					}
-				}
+				sameBits(t, fmt.Sprintf("workers %d projected %v use %v", workers, projected, use), run(false, projected, use), run(true, projected, use))
 			}
+		}
+	}
+}
+
+// sameBits fails unless got holds want's values bit for bit, nil where
+// want is nil.
+func sameBits(t *testing.T, label string, want, got [][]float32) {
+	t.Helper()
+	for k := range want {
+		if (want[k] == nil) != (got[k] == nil) {
+			t.Fatalf("%s: value %d nil %v, want nil %v", label, k, got[k] == nil, want[k] == nil)
+		}
+		for i := range want[k] {
+			if math.Float32bits(got[k][i]) != math.Float32bits(want[k][i]) {
+				t.Fatalf("%s: value %d [%d] = %g, want %g", label, k, i, got[k][i], want[k][i])
+			}
+		}
+	}
+}
+
+// IntervalLSTMPair gives, bit for bit, two IntervalLSTM calls' outputs and
+// gradients, on one goroutine or two, whether both outputs are used or one.
+func TestIntervalLSTMPairEqualsTwoLayers(t *testing.T) {
+	defer tensor.SetWorkers(tensor.Workers())
+	r := rand.New(rand.NewSource(12))
+	const b, steps, h = 4, 6, 3
+	var lo, hi, wh [2]*tensor.Tensor
+	for i := range lo {
+		lo[i], hi[i] = randT(r, b, steps, 4*h), randT(r, b, steps, 4*h)
+		for j, v := range hi[i].Data {
+			hi[i].Data[j] = lo[i].Data[j] + 0.3*max(v, -v)
+		}
+		wh[i] = scaled(randT(r, h, 4*h), 0.5)
+	}
+	lengths := []int{6, 2, 0, 5}
+	seeds := []*tensor.Tensor{randT(r, b, steps, 2*h), randT(r, b, steps, 2*h)}
+	run := func(pair bool, use [2]bool) [][]float32 {
+		tp := NewTape()
+		var L, U, W [2]*Var
+		for i := range L {
+			L[i], U[i], W[i] = tp.Leaf(lo[i].Clone()), tp.Leaf(hi[i].Clone()), tp.Leaf(wh[i].Clone())
+		}
+		var o [2]*Var
+		if pair {
+			o[0], o[1] = tp.IntervalLSTMPair(L[0], U[0], W[0], L[1], U[1], W[1], lengths)
+		} else {
+			for i := range o {
+				o[i] = tp.IntervalLSTM(L[i], U[i], W[i], lengths, i == 1)
+			}
+		}
+		var loss *Var
+		for i := range o {
+			if !use[i] {
+				continue
+			}
+			term := tp.Sum(tp.Mul(o[i], tp.Const(seeds[i])))
+			if loss == nil {
+				loss = term
+			} else {
+				loss = tp.Add(loss, term)
+			}
+		}
+		tp.Backward(loss)
+		got := [][]float32{o[0].Data(), o[1].Data()}
+		for _, v := range []*Var{L[0], U[0], W[0], L[1], U[1], W[1]} {
+			if v.Grad == nil {
+				got = append(got, nil)
+			} else {
+				got = append(got, v.Grad.Data)
+			}
+		}
+		return got
+	}
+	for _, workers := range []int{1, 2} {
+		tensor.SetWorkers(workers)
+		for _, use := range [][2]bool{{true, true}, {true, false}, {false, true}} {
+			sameBits(t, fmt.Sprintf("workers %d use %v", workers, use), run(false, use), run(true, use))
 		}
 	}
 }

@@ -27,6 +27,19 @@ import (
 // step) and finishes with one GEMM each for Wh's two uses; |Wh|'s gradient
 // reaches Wh through sign(Wh) (0 at 0, as Abs).
 func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var {
+	return t.layer(t.intervalLSTM(pxL, pxU, wh, lengths, reverse))
+}
+
+// IntervalLSTMPair is IntervalLSTM for a BiLSTM's two directions (each
+// given its bounds, Wh and direction), run at once as LSTMPair runs them.
+func (t *Tape) IntervalLSTMPair(fL, fU, fWh *Var, bL, bU, bWh *Var, lengths []int) (f, b *Var) {
+	return t.pair(func() layerRun { return t.intervalLSTM(fL, fU, fWh, lengths, false) },
+		func() layerRun { return t.intervalLSTM(bL, bU, bWh, lengths, true) })
+}
+
+// intervalLSTM runs the forward recurrence. Its backward pass writes only
+// the gradients of its own bounds and Wh.
+func (t *Tape) intervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) layerRun {
 	ps := pxL.Shape()
 	if len(ps) != 3 || ps[2]%4 != 0 || !equalShape(ps, pxU.Shape()) {
 		panic(fmt.Sprintf("ag.IntervalLSTM: px %v and %v", ps, pxU.Shape()))
@@ -84,8 +97,7 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 			copy(out.Data[(i*steps+ti)*2*h:(i*steps+ti+1)*2*h], o[4*h:6*h])
 		}
 	}
-	return t.op(out, func(ov *Var) {
-		G := ov.Grad.Data
+	back := func(G []float32) func() {
 		// Carried gradients of the state after the current step, and the
 		// pre-activation gradients of every step for the weight products.
 		dC := make([]float32, b*2*h) // per ranked row: dcL, dcU
@@ -157,7 +169,9 @@ func (t *Tape) IntervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) *Var
 				}
 			}
 		}
-	}, pxL, pxU, wh)
+		return nil
+	}
+	return layerRun{out: out, back: back, parents: []*Var{pxL, pxU, wh}}
 }
 
 func equalShape(a, b []int) bool {

@@ -204,38 +204,74 @@ type lstmRun struct {
 	tanhCells, hPrevAll, cPrevAll []float32
 }
 
-// lstm records one layer on the tape.
-func (t *Tape) lstm(j lstmJob) *Var {
-	r := j.forward()
-	return t.op(r.out, func(o *Var) { j.inputGrad(r.backward(t, o.Grad.Data)) }, j.parents...)
+// layerRun is a recurrent layer whose forward pass has run: its output,
+// and back, which takes the output gradient through the layer's own state
+// and returns the rest of its backward pass, the part that writes
+// gradients another layer may share (nil if none).
+type layerRun struct {
+	out     *tensor.Tensor
+	back    func(G []float32) (shared func())
+	parents []*Var
 }
 
-// lstmPair records two independent layers, each run on its own goroutine.
-// The second's backward pass runs both recurrences at once: every op that
-// reads either output was recorded after both, so by then both gradients
-// are complete. The input gradients follow one after the other, the second
-// layer's first, which is the order two lstm calls would take (the layers
-// may share their input).
-func (t *Tape) lstmPair(a, b lstmJob) (*Var, *Var) {
-	var ra, rb *lstmRun
-	concurrently(func() { ra = a.forward() }, func() { rb = b.forward() })
-	aDone := false
-	va := t.op(ra.out, func(o *Var) {
-		if !aDone {
-			a.inputGrad(ra.backward(t, o.Grad.Data))
+// layer records one run layer on the tape.
+func (t *Tape) layer(l layerRun) *Var {
+	return t.op(l.out, func(o *Var) {
+		if shared := l.back(o.Grad.Data); shared != nil {
+			shared()
 		}
-	}, a.parents...)
-	vb := t.op(rb.out, func(o *Var) {
-		if va.back == nil || va.Grad == nil || aDone {
-			b.inputGrad(rb.backward(t, o.Grad.Data))
+	}, l.parents...)
+}
+
+// lstm records one LSTM layer.
+func (t *Tape) lstm(j lstmJob) *Var { return t.layer(j.run(t)) }
+
+// run runs the job's forward recurrence.
+func (j lstmJob) run(t *Tape) layerRun {
+	r := j.forward()
+	return layerRun{out: r.out, parents: j.parents, back: func(G []float32) func() {
+		dGates := r.backward(t, G)
+		return func() { j.inputGrad(dGates) }
+	}}
+}
+
+// lstmPair records two independent LSTM layers run at once (pair).
+func (t *Tape) lstmPair(a, b lstmJob) (*Var, *Var) {
+	return t.pair(func() layerRun { return a.run(t) }, func() layerRun { return b.run(t) })
+}
+
+// pair runs two independent layers' forward passes on two goroutines and
+// records them. The second's backward pass runs both layers' own backward
+// passes at once: every op that reads either output was recorded after
+// both, so by then both gradients are complete. The shared parts follow
+// one after the other, the second layer's first, which is the order two
+// separate layers would take (they may share their input).
+func (t *Tape) pair(runA, runB func() layerRun) (*Var, *Var) {
+	var la, lb layerRun
+	concurrently(func() { la = runA() }, func() { lb = runB() })
+	aDone := false
+	va := t.op(la.out, func(o *Var) {
+		if aDone {
 			return
 		}
-		var dA, dB []float32
-		concurrently(func() { dB = rb.backward(t, o.Grad.Data) }, func() { dA = ra.backward(t, va.Grad.Data) })
-		aDone = true
-		b.inputGrad(dB)
-		a.inputGrad(dA)
-	}, b.parents...)
+		if shared := la.back(o.Grad.Data); shared != nil {
+			shared()
+		}
+	}, la.parents...)
+	vb := t.op(lb.out, func(o *Var) {
+		var sa, sb func()
+		if va.back == nil || va.Grad == nil || aDone {
+			sb = lb.back(o.Grad.Data)
+		} else {
+			concurrently(func() { sb = lb.back(o.Grad.Data) }, func() { sa = la.back(va.Grad.Data) })
+			aDone = true
+		}
+		for _, shared := range []func(){sb, sa} {
+			if shared != nil {
+				shared()
+			}
+		}
+	}, lb.parents...)
 	return va, vb
 }
 

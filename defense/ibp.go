@@ -138,10 +138,17 @@ func cnnBounds(t *ag.Tape, c *nn.CNN, x Boxes, lengths []int) Interval {
 }
 
 func rnnBounds(t *ag.Tape, r *nn.RNN, x Boxes, lengths []int) Interval {
-	h := lstmBounds(t, r.Fwd, x, lengths)
-	if r.Bwd != nil {
-		hb := lstmBounds(t, r.Bwd, x, lengths)
-		h = Interval{t.Concat(-1, h.L, hb.L), t.Concat(-1, h.U, hb.U)}
+	var h Interval
+	if r.Bwd == nil {
+		h = lstmBounds(t, r.Fwd, x, lengths)
+	} else {
+		// Both directions at once (ag.IntervalLSTMPair), bit for bit two
+		// lstmBounds calls.
+		pf := x.affine(t, r.Fwd.Wx.Var, r.Fwd.B.Var)
+		pb := x.affine(t, r.Bwd.Wx.Var, r.Bwd.B.Var)
+		sf, sb := t.IntervalLSTMPair(pf.L, pf.U, r.Fwd.Wh.Var, pb.L, pb.U, r.Bwd.Wh.Var, lengths)
+		f, b := hiddenBox(t, sf), hiddenBox(t, sb)
+		h = Interval{t.Concat(-1, f.L, b.L), t.Concat(-1, f.U, b.U)}
 	}
 	tanh := func(v *ag.Var) *ag.Var { return t.Tanh(v) }
 	if r.Tanh {
@@ -164,9 +171,13 @@ func rnnBounds(t *ag.Tape, r *nn.RNN, x Boxes, lengths []int) Interval {
 // projection is one interval affine map per word; the recurrence is the
 // fused ag.IntervalLSTM.
 func lstmBounds(t *ag.Tape, l *nn.LSTM, x Boxes, lengths []int) Interval {
-	hd := l.Wh.Value.Shape[0]
 	px := x.affine(t, l.Wx.Var, l.B.Var) // [B, T, 4H]
-	st := t.IntervalLSTM(px.L, px.U, l.Wh.Var, lengths, l.Reverse)
+	return hiddenBox(t, t.IntervalLSTM(px.L, px.U, l.Wh.Var, lengths, l.Reverse))
+}
+
+// hiddenBox splits an IntervalLSTM output [B, T, 2H] into its bounds.
+func hiddenBox(t *ag.Tape, st *ag.Var) Interval {
+	hd := st.Shape()[2] / 2
 	return Interval{t.Slice(st, 2, 0, hd), t.Slice(st, 2, hd, 2*hd)}
 }
 
