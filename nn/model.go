@@ -240,9 +240,10 @@ func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var
 	if perWordInputs {
 		switch e := m.Enc.(type) {
 		case *CNN:
-			uniq, at := UniqueIDs(b.IDs)
+			ids := m.MapIDs(b.IDs)
+			uniq, at := UniqueIDs(ids)
 			xu := m.wordRows(t, uniq, embedGrad)
-			factor, mo := m.InputFactor(t, m.MapIDs(b.IDs))
+			factor, mo := m.InputFactor(t, ids)
 			if factor == nil {
 				_, s := e.EncodeWords(t, xu, at, b.B, b.L, b.Lengths)
 				return s, mo
@@ -256,7 +257,7 @@ func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var
 			if m.Mask != nil || m.GroupMask != nil {
 				break
 			}
-			uniq, at := UniqueIDs(b.IDs)
+			uniq, at := UniqueIDs(m.MapIDs(b.IDs))
 			xu := m.wordRows(t, uniq, embedGrad)
 			var in []*ag.Var
 			for _, l := range e.Directions() {
@@ -283,9 +284,11 @@ func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var
 }
 
 // wordRows returns the embedding rows [len(uniq), D] of the distinct ids
-// uniq (before MapIDs); embedGrad false stops their gradient.
+// uniq (after MapIDs: words that share a code share one row, so a text and
+// its same-code swap run the same products); embedGrad false stops their
+// gradient.
 func (m *Classifier) wordRows(t *ag.Tape, uniq []int32, embedGrad bool) *ag.Var {
-	xu := t.Reshape(m.Emb.Forward(t, m.MapIDs(uniq), 1, len(uniq)), len(uniq), m.Emb.Dim())
+	xu := t.Reshape(m.Emb.Forward(t, uniq, 1, len(uniq)), len(uniq), m.Emb.Dim())
 	if !embedGrad {
 		xu = t.StopGradient(xu)
 	}
