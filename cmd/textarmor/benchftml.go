@@ -426,7 +426,6 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	return model.Load(dir)
 }
 
-// cell computes one result unless its file exists.
 // cell computes one cell unless its file holds it for want examples. A
 // cell of another size (an earlier run with another --n or --clean-n) is
 // recomputed: an attack then resumes from its CSV, whose rows are a prefix
