@@ -534,30 +534,12 @@ func TestLSTMPairEqualsTwoLSTMs(t *testing.T) {
 				}
 			}
 		}
-		var terms []*Var
-		for i := range o {
-			if use[i] {
-				terms = append(terms, tp.Sum(tp.Mul(o[i], tp.Const(seeds[i]))))
-			}
-		}
-		loss := terms[0]
-		if len(terms) == 2 {
-			loss = tp.Add(terms[0], terms[1])
-		}
-		tp.Backward(loss)
-		got := [][]float32{o[0].Data(), o[1].Data()}
+		tp.Backward(pairLoss(tp, o, seeds, use))
 		leaves := []*Var{xv, gx[0], gx[1]}
 		for _, w := range lw {
 			leaves = append(leaves, w.Wx, w.Wh, w.Bias)
 		}
-		for _, v := range leaves {
-			if v.Grad == nil {
-				got = append(got, nil)
-			} else {
-				got = append(got, v.Grad.Data)
-			}
-		}
-		return got
+		return append([][]float32{o[0].Data(), o[1].Data()}, gradsOf(leaves...)...)
 	}
 	for _, workers := range []int{1, 2} {
 		tensor.SetWorkers(workers)
@@ -567,6 +549,34 @@ func TestLSTMPairEqualsTwoLSTMs(t *testing.T) {
 			}
 		}
 	}
+}
+
+// pairLoss is Σ o[i]·seeds[i] over the outputs that use marks.
+func pairLoss(tp *Tape, o [2]*Var, seeds []*tensor.Tensor, use [2]bool) *Var {
+	var loss *Var
+	for i := range o {
+		if !use[i] {
+			continue
+		}
+		term := tp.Sum(tp.Mul(o[i], tp.Const(seeds[i])))
+		if loss == nil {
+			loss = term
+		} else {
+			loss = tp.Add(loss, term)
+		}
+	}
+	return loss
+}
+
+// gradsOf returns each Var's gradient, nil where it has none.
+func gradsOf(vs ...*Var) [][]float32 {
+	out := make([][]float32, len(vs))
+	for i, v := range vs {
+		if v.Grad != nil {
+			out[i] = v.Grad.Data
+		}
+	}
+	return out
 }
 
 // sameBits fails unless got holds want's values bit for bit, nil where
@@ -615,28 +625,8 @@ func TestIntervalLSTMPairEqualsTwoLayers(t *testing.T) {
 				o[i] = tp.IntervalLSTM(L[i], U[i], W[i], lengths, i == 1)
 			}
 		}
-		var loss *Var
-		for i := range o {
-			if !use[i] {
-				continue
-			}
-			term := tp.Sum(tp.Mul(o[i], tp.Const(seeds[i])))
-			if loss == nil {
-				loss = term
-			} else {
-				loss = tp.Add(loss, term)
-			}
-		}
-		tp.Backward(loss)
-		got := [][]float32{o[0].Data(), o[1].Data()}
-		for _, v := range []*Var{L[0], U[0], W[0], L[1], U[1], W[1]} {
-			if v.Grad == nil {
-				got = append(got, nil)
-			} else {
-				got = append(got, v.Grad.Data)
-			}
-		}
-		return got
+		tp.Backward(pairLoss(tp, o, seeds, use))
+		return append([][]float32{o[0].Data(), o[1].Data()}, gradsOf(L[0], U[0], W[0], L[1], U[1], W[1])...)
 	}
 	for _, workers := range []int{1, 2} {
 		tensor.SetWorkers(workers)
