@@ -169,7 +169,7 @@ func (t *Tape) intervalLSTM(pxL, pxU, wh *Var, lengths []int, reverse bool) laye
 				}
 			}
 		}
-		return nil
+		return func() {}
 	}
 	return layerRun{out: out, back: back, parents: []*Var{pxL, pxU, wh}}
 }

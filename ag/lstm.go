@@ -207,7 +207,7 @@ type lstmRun struct {
 // layerRun is a recurrent layer whose forward pass has run: its output,
 // and back, which takes the output gradient through the layer's own state
 // and returns the rest of its backward pass, the part that writes
-// gradients another layer may share (nil if none).
+// gradients another layer may share (a no-op if none).
 type layerRun struct {
 	out     *tensor.Tensor
 	back    func(G []float32) (shared func())
@@ -216,11 +216,7 @@ type layerRun struct {
 
 // layer records one run layer on the tape.
 func (t *Tape) layer(l layerRun) *Var {
-	return t.op(l.out, func(o *Var) {
-		if shared := l.back(o.Grad.Data); shared != nil {
-			shared()
-		}
-	}, l.parents...)
+	return t.op(l.out, func(o *Var) { l.back(o.Grad.Data)() }, l.parents...)
 }
 
 // lstm records one LSTM layer.
@@ -251,26 +247,20 @@ func (t *Tape) pair(runA, runB func() layerRun) (*Var, *Var) {
 	concurrently(func() { la = runA() }, func() { lb = runB() })
 	aDone := false
 	va := t.op(la.out, func(o *Var) {
-		if aDone {
-			return
-		}
-		if shared := la.back(o.Grad.Data); shared != nil {
-			shared()
+		if !aDone {
+			la.back(o.Grad.Data)()
 		}
 	}, la.parents...)
 	vb := t.op(lb.out, func(o *Var) {
-		var sa, sb func()
 		if va.back == nil || va.Grad == nil || aDone {
-			sb = lb.back(o.Grad.Data)
-		} else {
-			concurrently(func() { sb = lb.back(o.Grad.Data) }, func() { sa = la.back(va.Grad.Data) })
-			aDone = true
+			lb.back(o.Grad.Data)()
+			return
 		}
-		for _, shared := range []func(){sb, sa} {
-			if shared != nil {
-				shared()
-			}
-		}
+		var sa, sb func()
+		concurrently(func() { sb = lb.back(o.Grad.Data) }, func() { sa = la.back(va.Grad.Data) })
+		aDone = true
+		sb()
+		sa()
 	}, lb.parents...)
 	return va, vb
 }
@@ -320,11 +310,11 @@ func (j lstmJob) forward() *lstmRun {
 		tensor.Gemm(false, false, k, g4, h, 1, hState, h, wh, g4, 0, rec, g4)
 		tensor.ParallelFor(k, g4*8, func(lo, hi int) {
 			tmp := make([]float32, g4)
-			for r2 := lo; r2 < hi; r2++ {
-				i, p := lay.cell(r2, ti)
+			for rk := lo; rk < hi; rk++ {
+				i, p := lay.cell(rk, ti)
 				gr := gates[p*g4 : (p+1)*g4]
-				rr := rec[r2*g4 : (r2+1)*g4]
-				hp, cp := hState[r2*h:(r2+1)*h], cState[r2*h:(r2+1)*h]
+				rr := rec[rk*g4 : (rk+1)*g4]
+				hp, cp := hState[rk*h:(rk+1)*h], cState[rk*h:(rk+1)*h]
 				// gr + rr + bs, the order the incremental path adds them;
 				// gr becomes the gates, kept for backward.
 				LSTMStepAdd(gr, rr, bs, cp, hp, tmp)
