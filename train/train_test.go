@@ -116,6 +116,45 @@ func TestResumeMatchesUninterrupted(t *testing.T) {
 	}
 }
 
+// TestExtendKeptCheckpoint: a 2-epoch run that keeps its checkpoint,
+// extended to 4 epochs, ends with the weights and per-epoch record of a
+// 4-epoch run (Adam's moments come back with the checkpoint).
+func TestExtendKeptCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	full, tr, dv := setup(t, "bilstm", 1)
+	opt := Options{Epochs: 4, BatchSize: 16, Seed: 9, Out: filepath.Join(dir, "full")}
+	want, err := Run(full, Standard{}, tr, dv, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short, tr, dv := setup(t, "bilstm", 1)
+	opt = Options{Epochs: 2, BatchSize: 16, Seed: 9, Out: filepath.Join(dir, "short"), KeepCheckpoint: true}
+	if _, err := Run(short, Standard{}, tr, dv, opt); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(opt.Out + ".ckpt"); err != nil {
+		t.Fatalf("KeepCheckpoint: no checkpoint after the run: %v", err)
+	}
+	if tensor.MaxAbsDiff(weights(full), weights(short)) == 0 {
+		t.Fatal("2 and 4 epochs gave the same weights")
+	}
+	extended, tr, dv := setup(t, "bilstm", 77)
+	opt.Epochs, opt.Resume, opt.KeepCheckpoint = 4, true, false
+	got, err := Run(extended, Standard{}, tr, dv, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.ResumedFrom != 2 || len(got.Epochs) != 4 || got.BestEpoch != want.BestEpoch {
+		t.Fatalf("extended run: resumed from %d, %d epochs, best %d; want 2, 4, %d", got.ResumedFrom, len(got.Epochs), got.BestEpoch, want.BestEpoch)
+	}
+	if d := tensor.MaxAbsDiff(weights(full), weights(extended)); d != 0 {
+		t.Fatalf("extended run differs from the 4-epoch one by %g", d)
+	}
+	if _, err := os.Stat(opt.Out + ".ckpt"); !os.IsNotExist(err) {
+		t.Fatal("checkpoint kept although the extending run did not ask for it")
+	}
+}
+
 // settingsObjective is Standard with a recorded hyper-parameter.
 type settingsObjective struct {
 	failingObjective

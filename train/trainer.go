@@ -39,7 +39,7 @@ type Options struct {
 	Patience int
 	// Out is the model directory; the best-on-dev model is written there
 	// (the last one when there is no dev set). Checkpoints go to Out+".ckpt"
-	// and are removed when the run completes.
+	// and are removed when the run completes, unless KeepCheckpoint.
 	Out      string
 	Resume   bool
 	Progress io.Writer // stderr progress bar; nil for none
@@ -57,6 +57,11 @@ type Options struct {
 	// The resumed run draws and computes exactly what an uninterrupted one
 	// would.
 	CheckpointEvery time.Duration
+	// KeepCheckpoint keeps the last epoch's checkpoint, so that a later
+	// Run asking for more epochs (Resume, the same objective settings)
+	// continues it and ends where one longer run would have: each epoch's
+	// draws depend only on the seed and the epoch number.
+	KeepCheckpoint bool
 }
 
 func (o *Options) defaults() error {
@@ -354,13 +359,15 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			st.Result.StoppedEarly = true
 			break
 		}
-		if epoch < opt.Epochs {
+		if epoch < opt.Epochs || opt.KeepCheckpoint {
 			if err := save(ckpt, m, obj, opz, st); err != nil {
 				return nil, err
 			}
 		}
 	}
-	os.RemoveAll(ckpt)
+	if !opt.KeepCheckpoint {
+		os.RemoveAll(ckpt)
+	}
 	return &st.Result, nil
 }
 

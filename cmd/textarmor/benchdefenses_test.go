@@ -19,6 +19,7 @@ import (
 	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )
 
@@ -556,13 +557,50 @@ func TestFTMLTableRecipeEpochs(t *testing.T) {
 	if !strings.Contains(stdout, "| standard | 1 ep (reference 3 ep) ") {
 		t.Errorf("the table does not mark the shortened row:\n%s", stdout)
 	}
-	for _, again := range [][]string{append(args, "--recipe-epochs", "standard=2"), args} {
-		code, _, stderr := runCmd(t, again...)
-		if code == 0 || !strings.Contains(stderr, "trained for 1 epochs") || !strings.Contains(stderr, "trained.json") {
-			t.Errorf("a 1-epoch model filled a row of another recipe: exit %d: %s", code, stderr)
+	// The shortened row kept its checkpoint: more epochs continue it, to
+	// the weights a run of that many epochs from scratch reaches, and the
+	// shorter model's cells move aside.
+	row := filepath.Join(out, "cnn", "standard")
+	if _, err := os.Stat(filepath.Join(row, "model.ckpt")); err != nil {
+		t.Fatalf("the shortened row kept no checkpoint: %v", err)
+	}
+	code, stdout, stderr = runCmd(t, append(args, "--recipe-epochs", "standard=2")...)
+	if code != 0 || !strings.Contains(stderr, "extending the 1-epoch model to 2 epochs") || !strings.Contains(stdout, "| standard | 2 ep (reference 3 ep) ") {
+		t.Fatalf("extending the row: exit %d:\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(row, "epochs-1", "pwws.json")); err != nil {
+		t.Errorf("the 1-epoch cells were not kept aside: %v", err)
+	}
+	fresh := filepath.Join(dir, "fresh")
+	freshArgs := append([]string(nil), args...)
+	freshArgs[slices.Index(freshArgs, out)] = fresh
+	if code, _, stderr := runCmd(t, append(freshArgs, "--recipe-epochs", "standard=2")...); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	extended, err := model.Load(filepath.Join(row, "model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct, err := model.Load(filepath.Join(fresh, "cnn", "standard", "model"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range extended.Net.Params() {
+		if d := tensor.MaxAbsDiff(p.Value.Data, direct.Net.Params()[i].Value.Data); d != 0 {
+			t.Fatalf("the extended row's %s differs from a 2-epoch training by %g", p.Name, d)
 		}
 	}
-	if code, _, stderr := runCmd(t, append(args, "--recipe-epochs", "standard=1")...); code != 0 {
+	// Fewer epochs, or more without a kept checkpoint, are refused.
+	if err := os.RemoveAll(filepath.Join(row, "model.ckpt")); err != nil {
+		t.Fatal(err)
+	}
+	for _, again := range [][]string{append(args, "--recipe-epochs", "standard=1"), args} {
+		code, _, stderr := runCmd(t, again...)
+		if code == 0 || !strings.Contains(stderr, "trained for 2 epochs") || !strings.Contains(stderr, "trained.json") {
+			t.Errorf("a 2-epoch model filled a row of another recipe: exit %d: %s", code, stderr)
+		}
+	}
+	if code, _, stderr := runCmd(t, append(args, "--recipe-epochs", "standard=2")...); code != 0 {
 		t.Errorf("resuming the same recipe: exit %d: %s", code, stderr)
 	}
 	// An interrupted training of other epochs is not resumed either.
@@ -588,11 +626,11 @@ func TestFTMLTableRecipeEpochs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.Remove(lock)
-	if code, _, stderr := runCmd(t, append(args, "--recipe-epochs", "standard=1")...); code == 0 || !strings.Contains(stderr, "in use by process") {
+	if code, _, stderr := runCmd(t, append(args, "--recipe-epochs", "standard=2")...); code == 0 || !strings.Contains(stderr, "in use by process") {
 		t.Errorf("a held row was run again: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr = runCmd(t, semArgs...)
-	if code != 0 || !strings.Contains(stdout, "| standard | 1 ep (reference 3 ep) ") || !strings.Contains(stdout, "| sem | 3 ep ") {
+	if code != 0 || !strings.Contains(stdout, "| standard | 2 ep (reference 3 ep) ") || !strings.Contains(stdout, "| sem | 3 ep ") {
 		t.Errorf("a run beside a held row: exit %d:\n%s\n%s", code, stdout, stderr)
 	}
 }

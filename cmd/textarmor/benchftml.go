@@ -339,6 +339,9 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	// A model or checkpoint of other epochs (--recipe-epochs) must not
 	// fill, or be resumed into, a row that claims this recipe.
 	trained, started := filepath.Join(tb.out, r.Defense, "trained.json"), filepath.Join(tb.out, r.Defense, "started.json")
+	if err := tb.extendRow(r, args, dir); err != nil {
+		return nil, err
+	}
 	for _, rec := range []string{trained, started} {
 		if err := sameEpochs(rec, r, filepath.Join(tb.out, r.Defense)); err != nil {
 			return nil, err
@@ -406,6 +409,9 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	sub := seededSubset(tb.ds.Train, tb.trainN, seed)
 	opt.Seed, opt.Out, opt.Resume, opt.Progress = seed, dir, true, tb.stderr
 	opt.CheckpointEvery = defaultCheckpointEvery
+	// A shortened row keeps its last checkpoint, so that a later run with
+	// more epochs continues it instead of training again from scratch.
+	opt.KeepCheckpoint = r.Reference > 0
 	opt.LogPath = filepath.Join(tb.out, r.Defense, "train.log.jsonl")
 	opt.Info = map[string]any{"dataset": tb.ds.Name, "arch": cfg.Arch, "defense": obj.Name(), "table_recipe": args, "train_n": len(sub)}
 	describeObjective(obj, opt.Info, tb.stderr)
@@ -424,6 +430,63 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 		return nil, err
 	}
 	return model.Load(dir)
+}
+
+// extendRow prepares a row trained (or being trained) for fewer epochs
+// than r, with otherwise the same recipe and a kept checkpoint, to be
+// continued to r's epochs: the shorter model's cells and record move to
+// ROW/epochs-N, and started.json records the longer recipe. Rows of other
+// recipes, or without a checkpoint, are left for sameEpochs to refuse.
+func (tb *ftmlTable) extendRow(r tableRecipe, args []string, modelDir string) error {
+	rowDir := filepath.Join(tb.out, r.Defense)
+	var rec []string
+	for _, f := range []string{"trained.json", "started.json"} {
+		got, err := recordedRecipe(filepath.Join(rowDir, f))
+		if err != nil {
+			return err
+		}
+		if rec == nil {
+			rec = got
+		}
+	}
+	had, err := strconv.Atoi(flagValue(rec, "--epochs"))
+	if rec == nil || err != nil || had >= r.Epochs || !slices.Equal(withoutEpochs(rec), withoutEpochs(args)) {
+		return nil
+	}
+	if _, err := os.Stat(modelDir + ".ckpt"); err != nil {
+		return nil
+	}
+	archive := filepath.Join(rowDir, fmt.Sprintf("epochs-%d", had))
+	if err := os.MkdirAll(archive, 0o755); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(rowDir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || name == "started.json" || name == "train.log.jsonl" || (filepath.Ext(name) != ".json" && filepath.Ext(name) != ".csv") {
+			continue
+		}
+		if err := os.Rename(filepath.Join(rowDir, name), filepath.Join(archive, name)); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(tb.stderr, "ftml-table: %s: extending the %d-epoch model to %d epochs from its kept checkpoint; its cells move to %s\n",
+		r.Defense, had, r.Epochs, archive)
+	return writeJSON(filepath.Join(rowDir, "started.json"), map[string]any{"recipe": args})
+}
+
+// withoutEpochs is a recipe's train arguments less --epochs.
+func withoutEpochs(args []string) []string {
+	var out []string
+	for i := 0; i+1 < len(args); i += 2 {
+		if args[i] != "--epochs" {
+			out = append(out, args[i], args[i+1])
+		}
+	}
+	return out
 }
 
 // cell computes one cell unless its file holds it for want examples. A
