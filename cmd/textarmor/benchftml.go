@@ -439,15 +439,9 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 // recipes, or without a checkpoint, are left for sameEpochs to refuse.
 func (tb *ftmlTable) extendRow(r tableRecipe, args []string, modelDir string) error {
 	rowDir := filepath.Join(tb.out, r.Defense)
-	var rec []string
-	for _, f := range []string{"trained.json", "started.json"} {
-		got, err := recordedRecipe(filepath.Join(rowDir, f))
-		if err != nil {
-			return err
-		}
-		if rec == nil {
-			rec = got
-		}
+	rec, err := rowRecipe(rowDir)
+	if err != nil {
+		return err
 	}
 	had, err := strconv.Atoi(flagValue(rec, "--epochs"))
 	if rec == nil || err != nil || had >= r.Epochs || !slices.Equal(withoutEpochs(rec), withoutEpochs(args)) {
@@ -911,6 +905,17 @@ func recordedRecipe(path string) ([]string, error) {
 	return rec.Recipe, nil
 }
 
+// rowRecipe is the recipe a row's trained.json records, else its
+// started.json's; nil when neither exists.
+func rowRecipe(rowDir string) ([]string, error) {
+	for _, f := range []string{"trained.json", "started.json"} {
+		if rec, err := recordedRecipe(filepath.Join(rowDir, f)); err != nil || rec != nil {
+			return rec, err
+		}
+	}
+	return nil, nil
+}
+
 // flagValue returns the value of --name in train arguments ("" if absent).
 func flagValue(args []string, name string) string {
 	v := ""
@@ -935,15 +940,9 @@ func (tb *ftmlTable) tableRows(defs []string, recipes map[string]tableRecipe) ([
 			rows, shown[d] = append(rows, d), recipes[d]
 			continue
 		}
-		var rec []string
-		for _, f := range []string{"trained.json", "started.json"} {
-			r, err := recordedRecipe(filepath.Join(tb.out, d, f))
-			if err != nil {
-				return nil, nil, err
-			}
-			if rec == nil {
-				rec = r
-			}
+		rec, err := rowRecipe(filepath.Join(tb.out, d))
+		if err != nil {
+			return nil, nil, err
 		}
 		if rec == nil {
 			continue
