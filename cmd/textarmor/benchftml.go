@@ -444,7 +444,7 @@ func (tb *ftmlTable) extendRow(r tableRecipe, args []string, modelDir string) er
 		return err
 	}
 	had, err := strconv.Atoi(flagValue(rec, "--epochs"))
-	if rec == nil || err != nil || had >= r.Epochs || !slices.Equal(withoutEpochs(rec), withoutEpochs(args)) {
+	if rec == nil || err != nil || had >= r.Epochs || !slices.Equal(withoutFlags(rec, map[string]bool{"epochs": true}), withoutFlags(args, map[string]bool{"epochs": true})) {
 		return nil
 	}
 	if _, err := os.Stat(modelDir + ".ckpt"); err != nil {
@@ -470,17 +470,6 @@ func (tb *ftmlTable) extendRow(r tableRecipe, args []string, modelDir string) er
 	fmt.Fprintf(tb.stderr, "ftml-table: %s: extending the %d-epoch model to %d epochs from its kept checkpoint; its cells move to %s\n",
 		r.Defense, had, r.Epochs, archive)
 	return writeJSON(filepath.Join(rowDir, "started.json"), map[string]any{"recipe": args})
-}
-
-// withoutEpochs is a recipe's train arguments less --epochs.
-func withoutEpochs(args []string) []string {
-	var out []string
-	for i := 0; i+1 < len(args); i += 2 {
-		if args[i] != "--epochs" {
-			out = append(out, args[i], args[i+1])
-		}
-	}
-	return out
 }
 
 // cell computes one cell unless its file holds it for want examples. A
@@ -958,11 +947,7 @@ func (tb *ftmlTable) tableRows(defs []string, recipes map[string]tableRecipe) ([
 		if r.Epochs != ref {
 			r.Reference = ref
 		}
-		for i := 0; i+1 < len(rec); i += 2 {
-			if f := rec[i]; f != "--defense" && f != "--epochs" && f != "--synonyms" {
-				r.Args = append(r.Args, f, rec[i+1])
-			}
-		}
+		r.Args = withoutFlags(rec, map[string]bool{"defense": true, "epochs": true, "synonyms": true})
 		rows, shown[d] = append(rows, d), r
 	}
 	return rows, shown, nil
