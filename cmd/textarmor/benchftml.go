@@ -444,7 +444,8 @@ func (tb *ftmlTable) extendRow(r tableRecipe, args []string, modelDir string) er
 		return err
 	}
 	had, err := strconv.Atoi(flagValue(rec, "--epochs"))
-	if rec == nil || err != nil || had >= r.Epochs || !slices.Equal(withoutFlags(rec, map[string]bool{"epochs": true}), withoutFlags(args, map[string]bool{"epochs": true})) {
+	epochs := map[string]bool{"epochs": true}
+	if rec == nil || err != nil || had >= r.Epochs || !slices.Equal(withoutFlags(rec, epochs), withoutFlags(args, epochs)) {
 		return nil
 	}
 	if _, err := os.Stat(modelDir + ".ckpt"); err != nil {
