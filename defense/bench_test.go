@@ -43,7 +43,9 @@ func benchObjectives(syn *SynonymTable) []train.Objective {
 	}
 	ibp := NewIBP(syn)
 	ibp.RampSteps = 0 // full κ and ε: the steady-state cost
-	return []train.Objective{train.Standard{}, ftml, cml, NewSEM(syn), NewASCC(syn), NewATFL(syn), ibp}
+	ibpProjected := NewIBP(syn)
+	ibpProjected.Hull = HullProjected
+	return []train.Objective{train.Standard{}, ftml, cml, NewSEM(syn), NewASCC(syn), NewATFL(syn), ibp, ibpProjected}
 }
 
 // benchObjectiveArch times one optimiser step (loss, backward, Adam) of
@@ -70,7 +72,11 @@ func benchObjectiveArch(b *testing.B, arch string, ragged bool) {
 	}
 	var stdNs float64
 	for _, obj := range benchObjectives(syn) {
-		b.Run(obj.Name(), func(b *testing.B) {
+		name := obj.Name()
+		if p, ok := obj.(*IBP); ok && p.Hull == HullProjected {
+			name = "ibp-projected"
+		}
+		b.Run(name, func(b *testing.B) {
 			cfg := nn.DefaultConfig(arch)
 			cfg.VocabSize, cfg.NumClasses = vocab, 2
 			m, err := nn.New(cfg, rand.New(rand.NewSource(2)))

@@ -58,9 +58,45 @@ type Boxes struct {
 	Word         Interval
 	At           []int
 	Texts, Steps int
+
+	// Set by ProjectedBoxes: the distinct candidate words' rows [C, D],
+	// and for word u's j-th candidate (j = 0: the word) its row
+	// candAt[u·n+j]. The first linear map then takes its hull over the
+	// projected candidates instead of projecting the box.
+	cand     *ag.Var
+	candAt   []int
+	centreAt []int
+	n        int
+	eps      float32
 }
 
-// Positions returns the boxes of every position, [B, L, D].
+// Hull says where a word's synonym box is taken.
+type Hull string
+
+const (
+	// HullEmbedding takes the box in embedding space and pushes it through
+	// the first linear map as an interval (spec §13).
+	HullEmbedding Hull = "embedding"
+	// HullProjected takes the box after the first linear map, over the
+	// projected candidates, as Jia et al.'s reference code does (its
+	// DiscreteChoiceTensor passes the input layer before
+	// to_interval_bounded). It is sound and never looser.
+	HullProjected Hull = "projected"
+)
+
+// ParseHull checks a hull name ("" is HullEmbedding).
+func ParseHull(s string) (Hull, error) {
+	switch Hull(s) {
+	case "", HullEmbedding:
+		return HullEmbedding, nil
+	case HullProjected:
+		return HullProjected, nil
+	}
+	return "", fmt.Errorf("unknown ibp hull %q (embedding or projected)", s)
+}
+
+// Positions returns the boxes of every position, [B, L, D] (WordBoxes
+// only).
 func (bx Boxes) Positions(t *ag.Tape) Interval {
 	d := bx.Word.L.Shape()[1]
 	return reshapeIv(t, Interval{t.Gather(bx.Word.L, bx.At), t.Gather(bx.Word.U, bx.At)}, bx.Texts, bx.Steps, d)
@@ -69,9 +105,54 @@ func (bx Boxes) Positions(t *ag.Tape) Interval {
 // affine bounds x·W (+ b) at every position, [B, L, F]: computed per word,
 // then gathered to the positions.
 func (bx Boxes) affine(t *ag.Tape, w, b *ag.Var) Interval {
-	iv := affine(t, bx.Word, w, b)
+	iv := bx.wordAffine(t, w, b)
 	f := iv.L.Shape()[1]
 	return reshapeIv(t, Interval{t.Gather(iv.L, bx.At), t.Gather(iv.U, bx.At)}, bx.Texts, bx.Steps, f)
+}
+
+// wordAffine bounds x·W (+ b) per word, [U, F].
+func (bx Boxes) wordAffine(t *ag.Tape, w, b *ag.Var) Interval {
+	if bx.cand == nil {
+		return affine(t, bx.Word, w, b)
+	}
+	// Each distinct candidate is projected once (words share synonyms).
+	proj := t.MatMul(bx.cand, w, false) // [C, F]
+	c := t.Gather(proj, bx.centreAt)    // [U, F]
+	u, f := c.Shape()[0], c.Shape()[1]
+	p := t.Reshape(t.Gather(proj, bx.candAt), u, bx.n, f)
+	hi := t.MaxOverTime(p, nil)
+	lo := t.Scale(t.MaxOverTime(t.Scale(p, -1), nil), -1)
+	l := t.Add(c, t.Scale(t.Sub(lo, c), bx.eps))
+	h := t.Add(c, t.Scale(t.Sub(hi, c), bx.eps))
+	if b != nil {
+		l, h = t.AddBias(l, b), t.AddBias(h, b)
+	}
+	return Interval{l, h}
+}
+
+// MakeBoxes returns WordBoxes or ProjectedBoxes by hull.
+func MakeBoxes(t *ag.Tape, m *nn.Classifier, syn *SynonymTable, b *nn.Batch, k int, eps float64, hull Hull) Boxes {
+	if hull == HullProjected {
+		return ProjectedBoxes(t, m, syn, b, k, eps)
+	}
+	return WordBoxes(t, m, syn, b, k, eps)
+}
+
+// ProjectedBoxes is WordBoxes with the hull taken after each encoder's
+// first linear map (HullProjected). It has no embedding-space boxes
+// (Word, Positions).
+func ProjectedBoxes(t *ag.Tape, m *nn.Classifier, syn *SynonymTable, b *nn.Batch, k int, eps float64) Boxes {
+	uniq, at := nn.UniqueIDs(b.IDs)
+	cand, _ := candidates(syn, uniq, k)
+	words, candAt := nn.UniqueIDs(cand)
+	n := k + 1
+	centreAt := make([]int, len(uniq))
+	for u := range uniq {
+		centreAt[u] = candAt[u*n] // slot 0 is the word itself
+	}
+	rows := m.Embed(t, &nn.Batch{IDs: words, B: 1, L: len(words), Lengths: []int{len(words)}})
+	return Boxes{At: at, Texts: b.B, Steps: b.L, cand: t.Reshape(rows, len(words), m.Emb.Dim()),
+		candAt: candAt, centreAt: centreAt, n: n, eps: float32(eps)}
 }
 
 // WordBoxes returns, for each word of b, the box spanned by
@@ -119,7 +200,7 @@ func cnnBounds(t *ag.Tape, c *nn.CNN, x Boxes, lengths []int) Interval {
 	for _, conv := range c.Convs {
 		// Each tap's bounds per position, then the window sums (a sum of
 		// boxes is bounded by the sums of their ends).
-		y := affine(t, x.Word, conv.W.Var, nil) // per word, [U, width·F]
+		y := x.wordAffine(t, conv.W.Var, nil) // per word, [U, width·F]
 		window := func(v *ag.Var) *ag.Var {
 			return t.Conv1DProjectedRows(v, x.At, x.Texts, x.Steps, conv.B.Var, conv.Width)
 		}
@@ -201,6 +282,7 @@ type IBP struct {
 	KappaMax  float64 // final κ (0.8)
 	EpsMax    float64 // final ε (1)
 	RampSteps int     // steps of the linear ramp (0: full values at once)
+	Hull      Hull    // where the boxes are taken ("" = HullEmbedding)
 
 	step int
 }
@@ -213,7 +295,8 @@ func (p *IBP) Name() string { return "ibp" }
 
 // Info describes the settings for the training record.
 func (p *IBP) Info() map[string]any {
-	return map[string]any{"k": p.K, "kappa": p.KappaMax, "eps": p.EpsMax, "ramp_steps": p.RampSteps}
+	h, _ := ParseHull(string(p.Hull))
+	return map[string]any{"k": p.K, "kappa": p.KappaMax, "eps": p.EpsMax, "ramp_steps": p.RampSteps, "hull": string(h)}
 }
 
 // AtStep implements train.Scheduled: the ramps follow the run's optimiser
@@ -245,7 +328,7 @@ func (p *IBP) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, err
 	p.step++
 	logits := m.Forward(t, b)
 	ce := t.CrossEntropy(logits, b.Labels, nil)
-	z, err := LogitBounds(t, m, WordBoxes(t, m, p.Syn, b, p.K, eps), b.Lengths)
+	z, err := LogitBounds(t, m, MakeBoxes(t, m, p.Syn, b, p.K, eps, p.Hull), b.Lengths)
 	if err != nil {
 		return train.Output{}, err
 	}
@@ -258,8 +341,9 @@ func (p *IBP) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, err
 // CertifiedAccuracy is the fraction of ex whose gold logit's lower bound
 // exceeds every other class's upper bound over the full synonym boxes
 // (ε = eps, first k synonyms): a certificate against every combination
-// of substitutions from S.
-func CertifiedAccuracy(m *nn.Classifier, syn *SynonymTable, ex []train.Example, k int, eps float64) (float64, error) {
+// of substitutions from S. The hull decides how tight the bounds are; both
+// are sound.
+func CertifiedAccuracy(m *nn.Classifier, syn *SynonymTable, ex []train.Example, k int, eps float64, hull Hull) (float64, error) {
 	if err := CheckBounds(m); err != nil {
 		return 0, err
 	}
@@ -282,7 +366,7 @@ func CertifiedAccuracy(m *nn.Classifier, syn *SynonymTable, ex []train.Example, 
 		}
 		b := nn.MakeBatch(seqs, labels, m.Enc.MinLen())
 		tp.Reset()
-		z, err := LogitBounds(tp, m, WordBoxes(tp, m, syn, b, k, eps), b.Lengths)
+		z, err := LogitBounds(tp, m, MakeBoxes(tp, m, syn, b, k, eps, hull), b.Lengths)
 		if err != nil {
 			return 0, err
 		}

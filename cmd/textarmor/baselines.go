@@ -20,6 +20,7 @@ type baselineFlags struct {
 	asccLR, asccEntropy, asccBeta float64
 	ibpKappa, ibpEps              float64
 	ibpRamp                       int
+	ibpHull                       string
 	semK                          int
 }
 
@@ -34,6 +35,7 @@ func (b *baselineFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&b.asccBeta, "ascc-beta", 4, "ascc: weight of KL(f(x) || f(adv)) in the loss")
 	fs.Float64Var(&b.ibpKappa, "ibp-kappa", 0.8, "ibp: final weight κ of the worst-case cross-entropy")
 	fs.Float64Var(&b.ibpEps, "ibp-eps", 1, "ibp: final scale ε of the synonym boxes")
+	fs.StringVar(&b.ibpHull, "ibp-hull", "embedding", "ibp: where each word's synonym box is taken: embedding (the spec's box in embedding space) or projected (after the encoder's first linear map, as Jia et al.'s code does; tighter)")
 	fs.IntVar(&b.ibpRamp, "ibp-ramp-epochs", -1, "ibp: epochs over which κ and ε ramp up linearly from 0 (-1 = the first 2/3 of --epochs, the reference's 40 of 60)")
 }
 
@@ -75,6 +77,11 @@ func (b *baselineFlags) objective(name string, syn *defense.SynonymTable, k int)
 		if p.KappaMax < 0 || p.KappaMax > 1 || p.EpsMax < 0 {
 			return nil, usageError{fmt.Errorf("ibp: kappa %g must be in [0, 1], eps %g non-negative", p.KappaMax, p.EpsMax)}
 		}
+		h, err := defense.ParseHull(b.ibpHull)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--ibp-hull: %v", err)}
+		}
+		p.Hull = h
 		return p, nil
 	}
 	return nil, usageError{fmt.Errorf("unknown defense %q", name)}
@@ -99,9 +106,10 @@ func (b *baselineFlags) setupRun(obj train.Objective, m *model.Model, trainSet [
 	return nil
 }
 
-// certify prints the certified accuracy of m on ex (IBP boxes at ε = 1).
+// certify prints the certified accuracy of m on ex (IBP boxes at ε = 1,
+// taken where m's IBP training took them).
 func certify(w io.Writer, m *model.Model, syn *defense.SynonymTable, ex []dataset.Example, k int) (float64, error) {
-	acc, err := defense.CertifiedAccuracy(m.Net, syn, train.Encode(m, ex), k, 1)
+	acc, err := defense.CertifiedAccuracy(m.Net, syn, train.Encode(m, ex), k, 1, trainedHull(m))
 	if err != nil {
 		return 0, fmt.Errorf("--certify: %v", err)
 	}
@@ -109,4 +117,17 @@ func certify(w io.Writer, m *model.Model, syn *defense.SynonymTable, ex []datase
 		fmt.Fprintf(w, "note: this model was not trained with IBP (objective %v); its certificate is usually near 0\n", m.Training["objective"])
 	}
 	return acc, nil
+}
+
+// trainedHull is the hull m's IBP training used (HullEmbedding for other
+// models and for records from before the switch).
+func trainedHull(m *model.Model) defense.Hull {
+	if rec, ok := m.Training["ibp"].(map[string]any); ok {
+		if s, ok := rec["hull"].(string); ok {
+			if h, err := defense.ParseHull(s); err == nil {
+				return h
+			}
+		}
+	}
+	return defense.HullEmbedding
 }

@@ -61,8 +61,27 @@ func TestTrainBaselines(t *testing.T) {
 			}
 		})
 	}
+	// --ibp-hull projected is recorded, and eval certifies with it.
+	out := filepath.Join(dir, "ibp-projected")
+	code, _, stderr := runCmd(t, "train", "--train", tr, "--test", te, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
+		"--epochs", "2", "--batch", "32", "--lr", "0.005", "--out", out, "--quiet", "--synonyms", syn, "--defense", "ibp", "--ibp-hull", "projected")
+	if code != 0 {
+		t.Fatalf("train --ibp-hull projected: exit %d: %s", code, stderr)
+	}
+	if m, err := model.Load(out); err != nil {
+		t.Fatal(err)
+	} else if rec, _ := m.Training["ibp"].(map[string]any); rec["hull"] != "projected" {
+		t.Errorf("ibp training record %v: want hull projected", m.Training["ibp"])
+	}
+	code, stdout, stderr := runCmd(t, "eval", "--model", out, "--test", te, "--certify", "--synonyms", syn, "--json")
+	if code != 0 || !strings.Contains(stdout, `"certify_hull":"projected"`) {
+		t.Errorf("eval --certify: exit %d, %s %s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--out", filepath.Join(dir, "y"), "--synonyms", syn, "--defense", "ibp", "--ibp-hull", "box"); code == 0 || !strings.Contains(stderr, "unknown ibp hull") {
+		t.Errorf("--ibp-hull box: exit %d, %q", code, stderr)
+	}
 	// A baseline flag with the wrong defense is an error.
-	for _, bad := range [][]string{{"--defense", "sem", "--atfl-steps", "3"}, {"--defense", "ibp", "--ascc-lr", "1"}, {"--defense", "atfl", "--ftml-beta", "1"}} {
+	for _, bad := range [][]string{{"--defense", "sem", "--atfl-steps", "3"}, {"--defense", "ibp", "--ascc-lr", "1"}, {"--defense", "atfl", "--ftml-beta", "1"}, {"--defense", "ascc", "--ibp-hull", "projected"}} {
 		args := append([]string{"train", "--train", tr, "--out", filepath.Join(dir, "x"), "--synonyms", syn}, bad...)
 		if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "needs --defense") {
 			t.Errorf("%v: exit %d, %q", bad, code, stderr)

@@ -165,7 +165,7 @@ func TestBenchFTMLTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	ds := synth.SentimentDataset(120, 0, 40, 5)
-	wantCert, err := defense.CertifiedAccuracy(ibpModel.Net, ibpSyn, train.Encode(ibpModel, ds.Test), 8, 1)
+	wantCert, err := defense.CertifiedAccuracy(ibpModel.Net, ibpSyn, train.Encode(ibpModel, ds.Test), 8, 1, defense.HullEmbedding)
 	if err != nil {
 		t.Fatal(err)
 	}

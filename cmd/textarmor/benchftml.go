@@ -85,6 +85,38 @@ func overrideEpochs(recipes map[string]tableRecipe, spec string) error {
 	return nil
 }
 
+// addRecipeFlags applies --recipe-flags DEFENSE=--FLAG=VALUE[ --FLAG=VALUE]:
+// the defense's own hyper-parameter flags (--ibp-…, --ascc-…) appended to
+// its row's recipe, so a variant is trained, recorded and shown like the
+// reference recipe.
+func addRecipeFlags(recipes map[string]tableRecipe, specs []string) error {
+	for _, spec := range specs {
+		name, val, ok := strings.Cut(spec, "=")
+		r, known := recipes[name]
+		fields := strings.Fields(val)
+		switch {
+		case !ok || len(fields) == 0:
+			return fmt.Errorf("--recipe-flags: %q is not DEFENSE=--FLAG=VALUE[ --FLAG=VALUE]", spec)
+		case !known:
+			return fmt.Errorf("--recipe-flags: %q has no Table 1 recipe", name)
+		}
+		for _, f := range fields {
+			flagName, _, hasValue := strings.Cut(strings.TrimLeft(f, "-"), "=")
+			if !strings.HasPrefix(f, "--"+name+"-") || !hasValue {
+				return fmt.Errorf("--recipe-flags: %q: only the row's own flags, as --%s-NAME=VALUE", f, name)
+			}
+			for i := 0; i+1 < len(r.Args); i += 2 {
+				if r.Args[i] == "--"+flagName {
+					return fmt.Errorf("--recipe-flags: --%s is already in the %s recipe", flagName, name)
+				}
+			}
+		}
+		r.Args = append(slices.Clone(r.Args), fields...)
+		recipes[name] = r
+	}
+	return nil
+}
+
 // quickRecipe shrinks a recipe for --quick: a few epochs at batch 16 (on
 // 2,000 reviews, batch 64 leaves too few updates for any model to leave
 // chance), and the costly inner loops (ATFL's substitutions, IBP's ramp,
@@ -180,6 +212,8 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	embeddings := fs.String("embeddings", "", "initial word vectors for every model (spec: GloVe 300-d); default random")
 	blasName := fs.String("blas", "", "BLAS backend (default: the build's)")
 	var recipeEpochs string
+	var recipeFlags specList
+	fs.Var(&recipeFlags, "recipe-flags", "add a row's own hyper-parameter flags to its recipe, DEFENSE=--FLAG=VALUE[ --FLAG=VALUE] (repeatable; e.g. 'ibp=--ibp-hull=projected'); recorded with the row")
 	fs.StringVar(&recipeEpochs, "recipe-epochs", "", "shorten or lengthen rows' training, DEFENSE=N[,DEFENSE=N] (IBP's ramp keeps the reference's first 2/3); the table marks such rows")
 	fs.BoolVar(&tb.report, "report", false, "print the table and its checks from the cells already there, computing and writing nothing (safe beside a running table)")
 	if err := parse(fs, args); err != nil {
@@ -214,6 +248,9 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		recipes[r.Defense] = r
 	}
 	if err := overrideEpochs(recipes, recipeEpochs); err != nil {
+		return usageError{err}
+	}
+	if err := addRecipeFlags(recipes, recipeFlags); err != nil {
 		return usageError{err}
 	}
 	var defs, atks []string
@@ -546,7 +583,7 @@ func (tb *ftmlTable) certified(m *model.Model) (tableCell, error) {
 	if err != nil {
 		return tableCell{}, err
 	}
-	return tableCell{Accuracy: 100 * acc, N: len(ex), Notes: []string{note, "IBP certificate, ε = 1, 8 synonyms per word"}}, nil
+	return tableCell{Accuracy: 100 * acc, N: len(ex), Notes: []string{note, fmt.Sprintf("IBP certificate, ε = 1, 8 synonyms per word, %s hull", trainedHull(m))}}, nil
 }
 
 func (tb *ftmlTable) attack(m *model.Model, def, recipe string) (tableCell, error) {

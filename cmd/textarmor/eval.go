@@ -54,6 +54,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		extra["certified_accuracy"] = acc
+		extra["certify_hull"] = string(trainedHull(m))
 		if !asJSON {
 			fmt.Fprintf(stdout, "certified accuracy %.4f\n", acc)
 		}
