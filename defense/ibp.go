@@ -324,6 +324,9 @@ func (p *IBP) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, err
 	if err := CheckBounds(m); err != nil {
 		return train.Output{}, fmt.Errorf("ibp: %w", err)
 	}
+	if _, err := ParseHull(string(p.Hull)); err != nil {
+		return train.Output{}, err
+	}
 	kappa, eps := p.Schedule(p.step)
 	p.step++
 	logits := m.Forward(t, b)

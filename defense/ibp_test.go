@@ -19,25 +19,7 @@ func TestIBPBoundsAreSound(t *testing.T) {
 	_, syn, tr, _ := setup(t, 1)
 	for _, arch := range []string{"cnn", "lstm", "bilstm", "bilstm-mean-tanh"} {
 		t.Run(arch, func(t *testing.T) {
-			cfg := nn.DefaultConfig("cnn")
-			switch arch {
-			case "cnn":
-				cfg.Filters, cfg.Widths = 5, []int{2, 3}
-			default:
-				cfg = nn.DefaultConfig("bilstm")
-				if arch == "lstm" {
-					cfg.Arch = "lstm"
-				}
-				cfg.Hidden = 6
-				if arch == "bilstm-mean-tanh" {
-					cfg.Pool, cfg.Tanh = "mean", true
-				}
-			}
-			cfg.EmbedDim, cfg.VocabSize, cfg.NumClasses = 8, syn.Len(), 2
-			m, err := nn.New(cfg, rand.New(rand.NewSource(3)))
-			if err != nil {
-				t.Fatal(err)
-			}
+			m := tinyBoundsModel(t, arch, syn.Len())
 			b := exBatch(tr[:6], m.Enc.MinLen())
 			tp := ag.NewTape()
 			tp.NoGrad = true

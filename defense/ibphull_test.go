@@ -9,7 +9,8 @@ import (
 	"github.com/textarmor/textarmor/tensor"
 )
 
-// tinyBoundsModel is one of the small classifiers the bounds tests use.
+// tinyBoundsModel is one of the small classifiers the bounds tests use:
+// cnn, lstm, bilstm, or bilstm-mean-tanh (mean pooling, tanh).
 func tinyBoundsModel(t *testing.T, arch string, vocab int) *nn.Classifier {
 	t.Helper()
 	cfg := nn.DefaultConfig("cnn")
@@ -156,5 +157,19 @@ func TestProjectedHullGradients(t *testing.T) {
 				t.Errorf("%s %s: %d entries checked, %d skipped at kinks", arch, par.Name, checked, kinks)
 			}
 		}
+	}
+}
+
+// An unknown hull is an error, not a silent embedding box.
+func TestIBPRejectsUnknownHull(t *testing.T) {
+	m, syn, tr, _ := setup(t, 1)
+	p := NewIBP(syn)
+	p.Hull = "box"
+	b := exBatch(tr[:2], m.Net.Enc.MinLen())
+	if _, err := p.Loss(ag.NewTape(), m.Net, b); err == nil {
+		t.Error("Loss accepted hull \"box\"")
+	}
+	if _, err := ParseHull("box"); err == nil {
+		t.Error("ParseHull accepted \"box\"")
 	}
 }

@@ -393,14 +393,8 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	}
 	var dfl defenseFlags
 	var opt train.Options
-	fs := flag.NewFlagSet("recipe", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dfl.register(fs)
 	var decay string
-	fs.IntVar(&opt.Epochs, "epochs", 0, "")
-	fs.IntVar(&opt.BatchSize, "batch", 64, "")
-	fs.Float64Var(&opt.LR, "lr", 1e-3, "")
-	fs.StringVar(&decay, "lr-decay-epochs", "", "")
+	fs := recipeFlagSet(&dfl, &opt, &decay)
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -1002,5 +996,48 @@ func sameEpochs(path string, r tableRecipe, rowDir string) error {
 	if want := fmt.Sprint(r.Epochs); got != want {
 		return fmt.Errorf("%s: the model there trained for %s epochs, this run asks for %s; remove %s to retrain", path, got, want, rowDir)
 	}
+	// The row's own hyper-parameters (--recipe-flags) must match too,
+	// defaults filled in, so that a variant never resumes the reference.
+	had, err := recipeValues(rec)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	want, err := recipeValues(append([]string{"--defense", r.Defense}, r.Args...))
+	if err != nil {
+		return err
+	}
+	for name, v := range want {
+		if strings.HasPrefix(name, r.Defense+"-") && had[name] != v {
+			return fmt.Errorf("%s: the model there trained with --%s %s, this run asks for %s; remove %s to retrain", path, name, had[name], v, rowDir)
+		}
+	}
 	return nil
+}
+
+// recipeFlagSet parses a row's recipe: the train flags the table's recipes
+// use.
+func recipeFlagSet(dfl *defenseFlags, opt *train.Options, decay *string) *flag.FlagSet {
+	fs := flag.NewFlagSet("recipe", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	dfl.register(fs)
+	fs.IntVar(&opt.Epochs, "epochs", 0, "")
+	fs.IntVar(&opt.BatchSize, "batch", 64, "")
+	fs.Float64Var(&opt.LR, "lr", 1e-3, "")
+	fs.StringVar(decay, "lr-decay-epochs", "", "")
+	return fs
+}
+
+// recipeValues is every recipe flag's value after parsing args (defaults
+// for those absent).
+func recipeValues(args []string) (map[string]string, error) {
+	var dfl defenseFlags
+	var opt train.Options
+	var decay string
+	fs := recipeFlagSet(&dfl, &opt, &decay)
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) { out[f.Name] = f.Value.String() })
+	return out, nil
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"fmt"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -26,5 +29,38 @@ func TestAddRecipeFlags(t *testing.T) {
 		if err := addRecipeFlags(recipes, []string{bad}); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// A row trained with other own hyper-parameters (defaults filled in) is
+// not resumed or reused by a run that asks for a variant, nor the reverse.
+func TestSameEpochsComparesOwnFlags(t *testing.T) {
+	dir := t.TempDir()
+	ref := ftmlRecipes()[5] // ibp
+	variant := map[string]tableRecipe{"ibp": ftmlRecipes()[5]}
+	if err := addRecipeFlags(variant, []string{"ibp=--ibp-hull=projected"}); err != nil {
+		t.Fatal(err)
+	}
+	record := func(r tableRecipe) string {
+		path := filepath.Join(dir, "started.json")
+		args := append([]string{"--defense", "ibp", "--epochs", fmt.Sprint(r.Epochs)}, r.Args...)
+		if err := writeJSON(path, map[string]any{"recipe": append(args, "--synonyms", "x.json")}); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if err := sameEpochs(record(ref), ref, dir); err != nil {
+		t.Errorf("reference against itself: %v", err)
+	}
+	explicit := ref
+	explicit.Args = append(slices.Clone(ref.Args), "--ibp-hull", "embedding")
+	if err := sameEpochs(record(ref), explicit, dir); err != nil {
+		t.Errorf("the default spelled out: %v", err)
+	}
+	if err := sameEpochs(record(ref), variant["ibp"], dir); err == nil || !strings.Contains(err.Error(), "--ibp-hull embedding") {
+		t.Errorf("reference row, variant run: %v", err)
+	}
+	if err := sameEpochs(record(variant["ibp"]), ref, dir); err == nil {
+		t.Error("variant row, reference run: no error")
 	}
 }
