@@ -391,14 +391,12 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	if err := writeJSON(started, map[string]any{"recipe": args}); err != nil {
 		return nil, err
 	}
-	var dfl defenseFlags
-	var opt train.Options
-	var decay string
-	fs := recipeFlagSet(&dfl, &opt, &decay)
-	if err := fs.Parse(args); err != nil {
+	rp, err := parseRecipe(args)
+	if err != nil {
 		return nil, err
 	}
-	if err := dfl.check(fs); err != nil {
+	dfl, opt, decay := &rp.dfl, rp.opt, rp.decay
+	if err := dfl.check(rp.fs); err != nil {
 		return nil, err
 	}
 	if decay != "" {
@@ -1014,30 +1012,37 @@ func sameEpochs(path string, r tableRecipe, rowDir string) error {
 	return nil
 }
 
-// recipeFlagSet parses a row's recipe: the train flags the table's recipes
-// use.
-func recipeFlagSet(dfl *defenseFlags, opt *train.Options, decay *string) *flag.FlagSet {
-	fs := flag.NewFlagSet("recipe", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	dfl.register(fs)
-	fs.IntVar(&opt.Epochs, "epochs", 0, "")
-	fs.IntVar(&opt.BatchSize, "batch", 64, "")
-	fs.Float64Var(&opt.LR, "lr", 1e-3, "")
-	fs.StringVar(decay, "lr-decay-epochs", "", "")
-	return fs
+// parsedRecipe is a row's recipe parsed with the train flags the table's
+// recipes use.
+type parsedRecipe struct {
+	dfl   defenseFlags
+	opt   train.Options
+	decay string
+	fs    *flag.FlagSet
+}
+
+func parseRecipe(args []string) (*parsedRecipe, error) {
+	rp := &parsedRecipe{fs: flag.NewFlagSet("recipe", flag.ContinueOnError)}
+	rp.fs.SetOutput(io.Discard)
+	rp.dfl.register(rp.fs)
+	rp.fs.IntVar(&rp.opt.Epochs, "epochs", 0, "")
+	rp.fs.IntVar(&rp.opt.BatchSize, "batch", 64, "")
+	rp.fs.Float64Var(&rp.opt.LR, "lr", 1e-3, "")
+	rp.fs.StringVar(&rp.decay, "lr-decay-epochs", "", "")
+	if err := rp.fs.Parse(args); err != nil {
+		return nil, err
+	}
+	return rp, nil
 }
 
 // recipeValues is every recipe flag's value after parsing args (defaults
 // for those absent).
 func recipeValues(args []string) (map[string]string, error) {
-	var dfl defenseFlags
-	var opt train.Options
-	var decay string
-	fs := recipeFlagSet(&dfl, &opt, &decay)
-	if err := fs.Parse(args); err != nil {
+	rp, err := parseRecipe(args)
+	if err != nil {
 		return nil, err
 	}
 	out := map[string]string{}
-	fs.VisitAll(func(f *flag.Flag) { out[f.Name] = f.Value.String() })
+	rp.fs.VisitAll(func(f *flag.Flag) { out[f.Name] = f.Value.String() })
 	return out, nil
 }
