@@ -100,18 +100,21 @@ func addRecipeFlags(recipes map[string]tableRecipe, specs []string) error {
 		case !known:
 			return fmt.Errorf("--recipe-flags: %q has no Table 1 recipe", name)
 		}
+		r.Args = slices.Clone(r.Args)
 		for _, f := range fields {
 			flagName, _, hasValue := strings.Cut(strings.TrimLeft(f, "-"), "=")
 			if !strings.HasPrefix(f, "--"+name+"-") || !hasValue {
 				return fmt.Errorf("--recipe-flags: %q: only the row's own flags, as --%s-NAME=VALUE", f, name)
 			}
-			for i := 0; i+1 < len(r.Args); i += 2 {
-				if r.Args[i] == "--"+flagName {
+			// Recipe args are "--NAME VALUE" pairs or "--NAME=VALUE"
+			// tokens (earlier --recipe-flags); values never start "--".
+			for _, a := range r.Args {
+				if had, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "--") && had == flagName {
 					return fmt.Errorf("--recipe-flags: --%s is already in the %s recipe", flagName, name)
 				}
 			}
+			r.Args = append(r.Args, f)
 		}
-		r.Args = append(slices.Clone(r.Args), fields...)
 		recipes[name] = r
 	}
 	return nil
@@ -380,7 +383,7 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 		return nil, err
 	}
 	for _, rec := range []string{trained, started} {
-		if err := sameEpochs(rec, r, filepath.Join(tb.out, r.Defense)); err != nil {
+		if err := sameRecipe(rec, r, filepath.Join(tb.out, r.Defense)); err != nil {
 			return nil, err
 		}
 	}
@@ -465,7 +468,7 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 // than r, with otherwise the same recipe and a kept checkpoint, to be
 // continued to r's epochs: the shorter model's cells and record move to
 // ROW/epochs-N, and started.json records the longer recipe. Rows of other
-// recipes, or without a checkpoint, are left for sameEpochs to refuse.
+// recipes, or without a checkpoint, are left for sameRecipe to refuse.
 func (tb *ftmlTable) extendRow(r tableRecipe, args []string, modelDir string) error {
 	rowDir := filepath.Join(tb.out, r.Defense)
 	rec, err := rowRecipe(rowDir)
@@ -983,9 +986,10 @@ func (tb *ftmlTable) tableRows(defs []string, recipes map[string]tableRecipe) ([
 	return rows, shown, nil
 }
 
-// sameEpochs checks that the recipe recorded in path (trained.json or
-// started.json; absent is fine) trains r's epochs.
-func sameEpochs(path string, r tableRecipe, rowDir string) error {
+// sameRecipe checks that the recipe recorded in path (trained.json or
+// started.json; absent is fine) trains r's epochs with r's values of the
+// row's own flags.
+func sameRecipe(path string, r tableRecipe, rowDir string) error {
 	rec, err := recordedRecipe(path)
 	if err != nil || rec == nil {
 		return err

@@ -25,7 +25,8 @@ func TestAddRecipeFlags(t *testing.T) {
 	if slices.Contains(ftmlRecipes()[5].Args, "--ibp-hull=projected") {
 		t.Error("the reference recipe was modified")
 	}
-	for _, bad := range []string{"ibp", "ibp=", "ibp=--ascc-steps=3", "ibp=--ibp-hull", "xyz=--xyz-a=1", "ibp=--ibp-ramp-epochs=3", "ibp=--epochs=3"} {
+	for _, bad := range []string{"ibp", "ibp=", "ibp=--ascc-steps=3", "ibp=--ibp-hull", "xyz=--xyz-a=1", "ibp=--ibp-ramp-epochs=3", "ibp=--epochs=3",
+		"ibp=--ibp-hull=embedding", "ibp=--ibp-eps=1 --ibp-eps=0.5"} { // the last two: set by the first call; twice in one spec
 		if err := addRecipeFlags(recipes, []string{bad}); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
@@ -34,7 +35,7 @@ func TestAddRecipeFlags(t *testing.T) {
 
 // A row trained with other own hyper-parameters (defaults filled in) is
 // not resumed or reused by a run that asks for a variant, nor the reverse.
-func TestSameEpochsComparesOwnFlags(t *testing.T) {
+func TestSameRecipeComparesOwnFlags(t *testing.T) {
 	dir := t.TempDir()
 	ref := ftmlRecipes()[5] // ibp
 	variant := map[string]tableRecipe{"ibp": ftmlRecipes()[5]}
@@ -49,18 +50,18 @@ func TestSameEpochsComparesOwnFlags(t *testing.T) {
 		}
 		return path
 	}
-	if err := sameEpochs(record(ref), ref, dir); err != nil {
+	if err := sameRecipe(record(ref), ref, dir); err != nil {
 		t.Errorf("reference against itself: %v", err)
 	}
 	explicit := ref
 	explicit.Args = append(slices.Clone(ref.Args), "--ibp-hull", "embedding")
-	if err := sameEpochs(record(ref), explicit, dir); err != nil {
+	if err := sameRecipe(record(ref), explicit, dir); err != nil {
 		t.Errorf("the default spelled out: %v", err)
 	}
-	if err := sameEpochs(record(ref), variant["ibp"], dir); err == nil || !strings.Contains(err.Error(), "--ibp-hull embedding") {
+	if err := sameRecipe(record(ref), variant["ibp"], dir); err == nil || !strings.Contains(err.Error(), "--ibp-hull embedding") {
 		t.Errorf("reference row, variant run: %v", err)
 	}
-	if err := sameEpochs(record(variant["ibp"]), ref, dir); err == nil {
+	if err := sameRecipe(record(variant["ibp"]), ref, dir); err == nil {
 		t.Error("variant row, reference run: no error")
 	}
 }
