@@ -93,6 +93,27 @@ func benchObjectiveArch(b *testing.B, arch string, ragged bool) {
 			}
 		})
 	}
+	if arch != "bilstm" {
+		return
+	}
+	// Jia et al.'s IBP BiLSTM (spec A16): 100-unit input layer with ReLU,
+	// 100 units per direction, mean pooling, 100-unit hidden layer; the
+	// hull after the input layer. The ratio is to the standard row's model.
+	b.Run("ibp-jia", func(b *testing.B) {
+		cfg := nn.DefaultConfig(arch)
+		cfg.VocabSize, cfg.NumClasses, cfg.Dropout = vocab, 2, 0.2
+		cfg.Hidden, cfg.InputLayer, cfg.HeadHidden, cfg.Pool = 100, 100, 100, "mean"
+		m, err := nn.New(cfg, rand.New(rand.NewSource(2)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ibp := NewIBP(syn)
+		ibp.Hull = HullProjected
+		runObjectiveSteps(b, ibp, m, nn.MakeBatch(seqs, labels, m.Enc.MinLen()))
+		if stdNs > 0 {
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/stdNs, "x_standard")
+		}
+	})
 }
 
 // runObjectiveSteps times b.N optimiser steps (loss, backward, Adam) of obj

@@ -28,7 +28,7 @@ type fgpmCNN struct {
 
 func newFGPMCNN(a *ATFL, m *nn.Classifier) (*fgpmCNN, bool) {
 	cnn, ok := m.Enc.(*nn.CNN)
-	if !ok || m.Mask != nil || m.GroupMask != nil {
+	if !ok || m.Mask != nil || m.GroupMask != nil || !m.Plain() {
 		return nil, false
 	}
 	f := &fgpmCNN{a: a, m: m, cnn: cnn, table: m.Emb.W.Value.Data, d: m.Emb.Dim()}

@@ -116,18 +116,43 @@ func (bx Boxes) wordAffine(t *ag.Tape, w, b *ag.Var) Interval {
 		return affine(t, bx.Word, w, b)
 	}
 	// Each distinct candidate is projected once (words share synonyms).
-	proj := t.MatMul(bx.cand, w, false) // [C, F]
-	c := t.Gather(proj, bx.centreAt)    // [U, F]
+	iv := bx.candHull(t, t.MatMul(bx.cand, w, false))
+	if b != nil {
+		iv = Interval{t.AddBias(iv.L, b), t.AddBias(iv.U, b)}
+	}
+	return iv
+}
+
+// candHull is each word's hull [U, F] over its candidates' rows of proj
+// [C, F] (one row per distinct candidate), scaled by eps around the word's
+// own row.
+func (bx Boxes) candHull(t *ag.Tape, proj *ag.Var) Interval {
+	c := t.Gather(proj, bx.centreAt) // [U, F]
 	u, f := c.Shape()[0], c.Shape()[1]
 	p := t.Reshape(t.Gather(proj, bx.candAt), u, bx.n, f)
 	hi := t.MaxOverTime(p, nil)
 	lo := t.Scale(t.MaxOverTime(t.Scale(p, -1), nil), -1)
-	l := t.Add(c, t.Scale(t.Sub(lo, c), bx.eps))
-	h := t.Add(c, t.Scale(t.Sub(hi, c), bx.eps))
-	if b != nil {
-		l, h = t.AddBias(l, b), t.AddBias(h, b)
+	return Interval{t.Add(c, t.Scale(t.Sub(lo, c), bx.eps)), t.Add(c, t.Scale(t.Sub(hi, c), bx.eps))}
+}
+
+// throughInput passes the boxes through m's input layer and its ReLU, so
+// that the encoder's first map sees boxes of its own inputs. The projected
+// hull is taken after the linear map, over the candidates' outputs, and
+// before the ReLU, as Jia et al.'s reference code does (at ε = 1 the
+// order does not matter: ReLU is monotone); the embedding box is pushed
+// through the layer.
+func throughInput(t *ag.Tape, m *nn.Classifier, bx Boxes) Boxes {
+	if m.In == nil {
+		return bx
 	}
-	return Interval{l, h}
+	relu := func(v *ag.Var) *ag.Var { return t.ReLU(v) }
+	if bx.cand == nil {
+		bx.Word = monotone(affine(t, bx.Word, m.In.W.Var, m.In.B.Var), relu)
+		return bx
+	}
+	bx.Word = monotone(bx.candHull(t, t.Linear(bx.cand, m.In.W.Var, m.In.B.Var)), relu)
+	bx.cand = nil
+	return bx
 }
 
 // MakeBoxes returns WordBoxes or ProjectedBoxes by hull.
@@ -180,9 +205,10 @@ func CheckBounds(m *nn.Classifier) error {
 	return fmt.Errorf("interval bounds support the cnn, lstm and bilstm encoders, not %q", m.Cfg.Arch)
 }
 
-// LogitBounds propagates the input box x [B, L, D] through m's encoder and
-// output layer (no dropout) and returns bounds on the logits [B, C].
+// LogitBounds propagates the input boxes x through m's input layer,
+// encoder and head (no dropout) and returns bounds on the logits [B, C].
 func LogitBounds(t *ag.Tape, m *nn.Classifier, x Boxes, lengths []int) (Interval, error) {
+	x = throughInput(t, m, x)
 	var s Interval
 	switch enc := m.Enc.(type) {
 	case *nn.CNN:
@@ -191,6 +217,9 @@ func LogitBounds(t *ag.Tape, m *nn.Classifier, x Boxes, lengths []int) (Interval
 		s = rnnBounds(t, enc, x, lengths)
 	default:
 		return Interval{}, CheckBounds(m)
+	}
+	if m.Hid != nil {
+		s = monotone(affine(t, s, m.Hid.W.Var, m.Hid.B.Var), func(v *ag.Var) *ag.Var { return t.ReLU(v) })
 	}
 	return affine(t, s, m.Out.W.Var, m.Out.B.Var), nil
 }

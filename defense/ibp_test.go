@@ -3,6 +3,7 @@ package defense
 import (
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
@@ -14,10 +15,11 @@ import (
 
 // Soundness: the logits of random points of the word boxes (and of the
 // boxes' corners) lie inside the propagated bounds, for tiny CNN, LSTM and
-// BiLSTM (max and mean pooling, with and without tanh) classifiers.
+// BiLSTM (max and mean pooling, with and without tanh) classifiers, also
+// with Jia et al.'s input and hidden head layers.
 func TestIBPBoundsAreSound(t *testing.T) {
 	_, syn, tr, _ := setup(t, 1)
-	for _, arch := range []string{"cnn", "lstm", "bilstm", "bilstm-mean-tanh"} {
+	for _, arch := range []string{"cnn", "lstm", "bilstm", "bilstm-mean-tanh", "cnn+layers", "bilstm+layers"} {
 		t.Run(arch, func(t *testing.T) {
 			m := tinyBoundsModel(t, arch, syn.Len())
 			b := exBatch(tr[:6], m.Enc.MinLen())
@@ -67,7 +69,7 @@ func TestIBPTrainsAndCertifies(t *testing.T) {
 	for _, tc := range []struct {
 		arch string
 		hull Hull
-	}{{"cnn", HullEmbedding}, {"lstm", HullEmbedding}, {"cnn", HullProjected}} {
+	}{{"cnn", HullEmbedding}, {"lstm", HullEmbedding}, {"cnn", HullProjected}, {"bilstm+layers", HullProjected}} {
 		arch := tc.arch
 		t.Run(arch+"/"+string(tc.hull), func(t *testing.T) {
 			std, syn, tr, dev := setupArch(t, arch, 6)
@@ -122,8 +124,11 @@ func setupArch(t *testing.T, arch string, seed int64) (*model.Model, *SynonymTab
 		return setup(t, seed)
 	}
 	m, syn, tr, dev := setup(t, seed)
-	cfg := nn.DefaultConfig(arch)
+	cfg := nn.DefaultConfig(strings.TrimSuffix(arch, "+layers"))
 	cfg.EmbedDim, cfg.Hidden = 16, 16
+	if strings.HasSuffix(arch, "+layers") { // Jia et al.'s IBP model, scaled down
+		cfg.InputLayer, cfg.HeadHidden, cfg.Pool = 16, 16, "mean"
+	}
 	m2, err := model.New(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 30, Classes: m.Classes}, m.Vocab, rand.New(rand.NewSource(seed)))
 	if err != nil {
 		t.Fatal(err)

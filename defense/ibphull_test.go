@@ -2,6 +2,7 @@ package defense
 
 import (
 	"math/rand"
+	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
@@ -10,10 +11,14 @@ import (
 )
 
 // tinyBoundsModel is one of the small classifiers the bounds tests use:
-// cnn, lstm, bilstm, or bilstm-mean-tanh (mean pooling, tanh).
+// cnn, lstm, bilstm, bilstm-mean-tanh (mean pooling, tanh), or cnn+layers
+// and bilstm+layers (Jia et al.'s input and hidden head layers; the
+// BiLSTM with mean pooling, as theirs).
 func tinyBoundsModel(t *testing.T, arch string, vocab int) *nn.Classifier {
 	t.Helper()
 	cfg := nn.DefaultConfig("cnn")
+	layers := strings.HasSuffix(arch, "+layers")
+	arch = strings.TrimSuffix(arch, "+layers")
 	switch arch {
 	case "cnn":
 		cfg.Filters, cfg.Widths = 5, []int{2, 3}
@@ -25,6 +30,12 @@ func tinyBoundsModel(t *testing.T, arch string, vocab int) *nn.Classifier {
 		cfg.Hidden = 6
 		if arch == "bilstm-mean-tanh" {
 			cfg.Pool, cfg.Tanh = "mean", true
+		}
+	}
+	if layers {
+		cfg.InputLayer, cfg.HeadHidden = 6, 8
+		if arch == "bilstm" {
+			cfg.Pool = "mean"
 		}
 	}
 	cfg.EmbedDim, cfg.VocabSize, cfg.NumClasses = 8, vocab, 2
@@ -43,7 +54,7 @@ func tinyBoundsModel(t *testing.T, arch string, vocab int) *nn.Classifier {
 func TestProjectedHullSoundAndTighter(t *testing.T) {
 	_, syn, tr, _ := setup(t, 1)
 	const k = 8
-	for _, arch := range []string{"cnn", "lstm", "bilstm", "bilstm-mean-tanh"} {
+	for _, arch := range []string{"cnn", "lstm", "bilstm", "bilstm-mean-tanh", "cnn+layers", "bilstm+layers"} {
 		for _, eps := range []float64{1, 0.6} {
 			m := tinyBoundsModel(t, arch, syn.Len())
 			b := exBatch(tr[:6], m.Enc.MinLen())
@@ -104,10 +115,11 @@ func TestProjectedHullSoundAndTighter(t *testing.T) {
 }
 
 // The gradient of a linear function of the projected bounds matches finite
-// differences, for the embedding table and the first linear map's weights.
+// differences, for the embedding table, the first linear map's weights and
+// the hidden head layer's.
 func TestProjectedHullGradients(t *testing.T) {
 	_, syn, tr, _ := setup(t, 2)
-	for _, arch := range []string{"cnn", "bilstm-mean-tanh"} {
+	for _, arch := range []string{"cnn", "bilstm-mean-tanh", "cnn+layers", "bilstm+layers"} {
 		m := tinyBoundsModel(t, arch, syn.Len())
 		b := exBatch(tr[:4], m.Enc.MinLen())
 		f := func(tp *ag.Tape) *ag.Var {
@@ -123,7 +135,11 @@ func TestProjectedHullGradients(t *testing.T) {
 		}
 		tp := ag.NewTape()
 		tp.Backward(f(tp))
-		for _, par := range []*ag.Param{m.Emb.W, first} {
+		check := []*ag.Param{m.Emb.W, first} // with layers, first is the input layer
+		if m.Hid != nil {
+			check = append(check, m.Hid.W)
+		}
+		for _, par := range check {
 			vals, grads := par.Value.Data, par.Grad.Data
 			checked, kinks := 0, 0
 			for i := 0; i < len(vals) && checked < 30; i += 3 {

@@ -25,6 +25,11 @@ type inputMaps struct {
 // inputMapsOf returns m's encoder's input maps; ok is false for encoders
 // without them.
 func inputMapsOf(m *nn.Classifier) (im inputMaps, ok bool) {
+	if m.In != nil {
+		// The input layer's ReLU comes first: mixing or differentiating
+		// the maps' outputs would no longer be the embedding-space step.
+		return im, false
+	}
 	switch e := m.Enc.(type) {
 	case *nn.RNN:
 		for _, l := range e.Directions() {

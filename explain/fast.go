@@ -29,7 +29,7 @@ import (
 // cnnOf returns the model's CNN encoder, or nil.
 func cnnOf(m *nn.Classifier) *nn.CNN {
 	c, _ := m.Enc.(*nn.CNN)
-	if c == nil || m.Out == nil || len(c.Convs) == 0 {
+	if c == nil || m.Out == nil || len(c.Convs) == 0 || !m.Plain() {
 		return nil
 	}
 	return c

@@ -3,9 +3,12 @@ package nn
 // ForwardFLOPs estimates the multiply-add work (2 FLOPs each) of one forward
 // pass over a [b, l] batch, counting the matrix products that dominate it.
 func (m *Classifier) ForwardFLOPs(b, l int) float64 {
-	d := float64(m.Cfg.EmbedDim)
+	d := float64(m.EncoderInputDim())
 	bl := float64(b * l)
 	var f float64
+	if m.In != nil {
+		f += 2 * bl * float64(m.Cfg.EmbedDim) * d
+	}
 	switch m.Cfg.Arch {
 	case "cnn":
 		for _, w := range m.Cfg.Widths {
@@ -23,7 +26,13 @@ func (m *Classifier) ForwardFLOPs(b, l int) float64 {
 }
 
 func (m *Classifier) headFLOPs(b int) float64 {
-	return 2 * float64(b) * float64(m.Enc.OutDim()*m.Cfg.NumClasses)
+	in := m.Enc.OutDim()
+	var f float64
+	if m.Hid != nil {
+		f = 2 * float64(b) * float64(in*m.Cfg.HeadHidden)
+		in = m.Cfg.HeadHidden
+	}
+	return f + 2*float64(b)*float64(in*m.Cfg.NumClasses)
 }
 
 // TrainFLOPs estimates the work of one training step (forward, and the
@@ -33,7 +42,7 @@ func (m *Classifier) headFLOPs(b int) float64 {
 // most one window per text and filter has a gradient, and the sparse
 // backward costs 2·w·D multiply-adds per such window and target.
 func (m *Classifier) TrainFLOPs(b, l int) float64 {
-	if m.Cfg.Arch != "cnn" {
+	if m.Cfg.Arch != "cnn" || m.In != nil {
 		return 3 * m.ForwardFLOPs(b, l)
 	}
 	d := float64(m.Cfg.EmbedDim)

@@ -124,7 +124,7 @@ func (inc *Incremental) SetBase(base []int32) {
 		return
 	}
 	m := inc.m
-	d := m.Emb.Dim()
+	d := m.EncoderInputDim()
 	n := len(base)
 	var feat []float32
 	if inc.cnn != nil {
@@ -177,15 +177,15 @@ func (inc *Incremental) SetBase(base []int32) {
 	inc.probs = inc.head(feat, 1)[0]
 }
 
-// embed returns the encoder's input rows [len(ids), D] for ids, the way
-// Forward computes them (id map, embedding, word and group masks); each row
-// depends only on its id.
+// embed returns the encoder's input rows [len(ids), EncoderInputDim] for
+// ids, the way Forward computes them (id map, embedding, word and group
+// masks, input layer); each row depends only on its id.
 func (inc *Incremental) embed(ids []int32) []float32 {
 	t := ag.NewTape()
 	t.NoGrad = true
 	m := inc.m
 	b := &Batch{IDs: ids, B: 1, L: len(ids), Lengths: []int{len(ids)}}
-	return m.MaskInput(t, m.Embed(t, b), m.MapIDs(ids)).Data()
+	return m.InputLayer(t, m.MaskInput(t, m.Embed(t, b), m.MapIDs(ids))).Data()
 }
 
 // window writes bias + Σ_j row(t+j)[block j] into o, where row(p) is the
@@ -502,6 +502,18 @@ func (inc *Incremental) finishPool(o, acc []float32, n int) {
 func (inc *Incremental) head(feat []float32, rows int) [][]float32 {
 	m := inc.m
 	c, in := m.Cfg.NumClasses, m.Enc.OutDim()
+	if m.Hid != nil {
+		hd := m.Cfg.HeadHidden
+		hid := make([]float32, rows*hd)
+		for r := 0; r < rows; r++ {
+			copy(hid[r*hd:(r+1)*hd], m.Hid.B.Value.Data)
+		}
+		tensor.Gemm(false, false, rows, hd, in, 1, feat, in, m.Hid.W.Value.Data, hd, 1, hid, hd)
+		for i, v := range hid {
+			hid[i] = max(v, 0)
+		}
+		feat, in = hid, hd
+	}
 	logits := make([]float32, rows*c)
 	for r := 0; r < rows; r++ {
 		copy(logits[r*c:(r+1)*c], m.Out.B.Value.Data)
@@ -528,7 +540,7 @@ func (inc *Incremental) project(ids []int32) {
 	if len(todo) == 0 {
 		return
 	}
-	d := inc.m.Emb.Dim()
+	d := inc.m.EncoderInputDim()
 	x := inc.embed(todo)
 	p := make([]float32, len(todo)*inc.projDim)
 	pd := inc.projDim

@@ -45,6 +45,17 @@ func incConfigs() map[string]Config {
 		out[arch+"/groups"] = g
 		c.Groups, c.NumGroups = g.Groups, g.NumGroups
 		out[arch+"/mask+idmap+groups"] = c
+		// Jia et al.'s IBP layers: a per-word input layer and a hidden
+		// head layer, also under the word mask (the CNN's masked per-word
+		// path cannot take them).
+		j := out[arch+"/max/tanh=false"]
+		j.InputLayer, j.HeadHidden = 5, 8
+		if arch == "bilstm" {
+			j.Pool = "mean"
+		}
+		out[arch+"/input+hidden"] = j
+		j.Mask, j.MaskHidden = true, 5
+		out[arch+"/input+hidden+mask"] = j
 	}
 	return out
 }

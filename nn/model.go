@@ -42,6 +42,13 @@ type Config struct {
 	// to 1, on its words' embeddings.
 	Groups    []int32 `json:"groups,omitempty"`
 	NumGroups int     `json:"num_groups,omitempty"`
+	// InputLayer, when > 0, maps each word vector through a linear layer
+	// of this width and a ReLU before the encoder; HeadHidden, when > 0,
+	// adds a linear layer of this width and a ReLU between the pooled
+	// sentence and the output layer. Together they are Jia et al.'s (2019)
+	// IBP models (100 and 100), whose certified training needs them.
+	InputLayer int `json:"input_layer,omitempty"`
+	HeadHidden int `json:"head_hidden,omitempty"`
 }
 
 // Archs lists the encoder architectures.
@@ -72,6 +79,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%d classes: need at least 2", c.NumClasses)
 	case c.Dropout < 0 || c.Dropout >= 1:
 		return fmt.Errorf("dropout %g must be in [0, 1)", c.Dropout)
+	case c.InputLayer < 0 || c.HeadHidden < 0:
+		return fmt.Errorf("input layer %d and head hidden layer %d must not be negative", c.InputLayer, c.HeadHidden)
 	case c.IDMap != nil && len(c.IDMap) != c.VocabSize:
 		return fmt.Errorf("id map has %d entries, the vocabulary %d", len(c.IDMap), c.VocabSize)
 	}
@@ -112,11 +121,16 @@ type Encoder interface {
 	Params() []*ag.Param
 }
 
-// Classifier is embedding → encoder → dropout → linear head.
+// Classifier is embedding → [input layer] → encoder → [hidden layer] →
+// dropout → linear head.
 type Classifier struct {
 	Cfg Config
 	Emb *Embedding
+	// In is the optional per-word input layer (ReLU after it), Hid the
+	// optional hidden layer of the head (ReLU after it); nil when absent.
+	In  *Linear
 	Enc Encoder
+	Hid *Linear
 	Out *Linear
 	// Mask, when non-nil, scales (inference) or samples (training) each
 	// word embedding by its global importance before the encoder.
@@ -134,13 +148,23 @@ func New(cfg Config, rng *rand.Rand) (*Classifier, error) {
 	m := &Classifier{Cfg: cfg}
 	m.Emb = NewEmbedding("embedding", cfg.VocabSize, cfg.EmbedDim, cfg.EmbedInit, PadID, rng)
 	m.Emb.W.Frozen = cfg.FreezeEmb
+	in := cfg.EmbedDim
+	if cfg.InputLayer > 0 {
+		m.In = NewLinear("input", cfg.EmbedDim, cfg.InputLayer, rng)
+		in = cfg.InputLayer
+	}
 	switch cfg.Arch {
 	case "cnn":
-		m.Enc = NewCNN(cfg.EmbedDim, cfg.Filters, cfg.Widths, rng)
+		m.Enc = NewCNN(in, cfg.Filters, cfg.Widths, rng)
 	case "bilstm", "lstm":
-		m.Enc = NewRNN(cfg.EmbedDim, cfg.Hidden, cfg.Arch == "bilstm", cfg.Pool, cfg.Tanh, rng)
+		m.Enc = NewRNN(in, cfg.Hidden, cfg.Arch == "bilstm", cfg.Pool, cfg.Tanh, rng)
 	}
-	m.Out = NewLinear("head", m.Enc.OutDim(), cfg.NumClasses, rng)
+	out := m.Enc.OutDim()
+	if cfg.HeadHidden > 0 {
+		m.Hid = NewLinear("hidden", out, cfg.HeadHidden, rng)
+		out = cfg.HeadHidden
+	}
+	m.Out = NewLinear("head", out, cfg.NumClasses, rng)
 	if cfg.Mask {
 		m.Mask = NewWordMask(cfg.EmbedDim, cfg.MaskHidden, rng)
 	}
@@ -153,7 +177,13 @@ func New(cfg Config, rng *rand.Rand) (*Classifier, error) {
 // Params lists every parameter, embedding first, in a fixed order.
 func (m *Classifier) Params() []*ag.Param {
 	ps := []*ag.Param{m.Emb.W}
+	if m.In != nil {
+		ps = append(ps, m.In.Params()...)
+	}
 	ps = append(ps, m.Enc.Params()...)
+	if m.Hid != nil {
+		ps = append(ps, m.Hid.Params()...)
+	}
 	ps = append(ps, m.Out.Params()...)
 	if m.Mask != nil {
 		ps = append(ps, m.Mask.Params()...)
@@ -190,14 +220,41 @@ func (m *Classifier) MapID(id int32) int32 {
 	return id
 }
 
-// Encode runs the encoder on embedded vectors.
+// Encode runs the input layer, if any, and the encoder on embedded
+// vectors.
 func (m *Classifier) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
-	return m.Enc.Encode(t, x, lengths)
+	return m.Enc.Encode(t, m.InputLayer(t, x), lengths)
 }
 
+// InputLayer maps word vectors [..., D] to the encoder's inputs: through
+// the input layer and its ReLU, or x itself without one.
+func (m *Classifier) InputLayer(t *ag.Tape, x *ag.Var) *ag.Var {
+	if m.In == nil {
+		return x
+	}
+	return t.ReLU(m.In.Forward(t, x))
+}
+
+// EncoderInputDim is the width of the encoder's input rows.
+func (m *Classifier) EncoderInputDim() int {
+	if m.In == nil {
+		return m.Emb.Dim()
+	}
+	return m.Cfg.InputLayer
+}
+
+// Plain reports whether the model has neither an input layer nor a hidden
+// head layer: the shortcuts that read the embedding table and the output
+// layer directly apply only then.
+func (m *Classifier) Plain() bool { return m.In == nil && m.Hid == nil }
+
 // Head maps sentence representations [B, H] to logits [B, C], with dropout
-// in training mode.
+// before the output layer (and before the hidden layer, as Jia et al.'s
+// models) in training mode.
 func (m *Classifier) Head(t *ag.Tape, sentence *ag.Var) *ag.Var {
+	if m.Hid != nil {
+		sentence = t.ReLU(m.Hid.Forward(t, t.Dropout(sentence, float32(m.Cfg.Dropout))))
+	}
 	return m.Out.Forward(t, t.Dropout(sentence, float32(m.Cfg.Dropout)))
 }
 
@@ -240,9 +297,12 @@ func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var
 	if perWordInputs {
 		switch e := m.Enc.(type) {
 		case *CNN:
+			if m.In != nil && (m.Mask != nil || m.GroupMask != nil) {
+				break // the masks scale the embedding, before the input layer
+			}
 			ids := m.MapIDs(b.IDs)
 			uniq, at := UniqueIDs(ids)
-			xu := m.wordRows(t, uniq, embedGrad)
+			xu := m.InputLayer(t, m.wordRows(t, uniq, embedGrad))
 			factor, mo := m.InputFactor(t, ids)
 			if factor == nil {
 				_, s := e.EncodeWords(t, xu, at, b.B, b.L, b.Lengths)
@@ -258,7 +318,7 @@ func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var
 				break
 			}
 			uniq, at := UniqueIDs(m.MapIDs(b.IDs))
-			xu := m.wordRows(t, uniq, embedGrad)
+			xu := m.InputLayer(t, m.wordRows(t, uniq, embedGrad))
 			var in []*ag.Var
 			for _, l := range e.Directions() {
 				p := t.MatMul(xu, l.Wx.Var, false)

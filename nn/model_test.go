@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
@@ -59,8 +60,11 @@ func TestPaddingInvariance(t *testing.T) {
 // TestModelInputGradient checks d(loss)/d(embedded input) and the parameter
 // gradients of whole models against finite differences.
 func TestModelInputGradient(t *testing.T) {
-	for _, arch := range Archs {
-		cfg := tinyConfig(arch)
+	for _, arch := range append(slices.Clone(Archs), "bilstm+layers", "cnn+layers") {
+		cfg := tinyConfig(strings.TrimSuffix(arch, "+layers"))
+		if strings.HasSuffix(arch, "+layers") {
+			cfg.InputLayer, cfg.HeadHidden = 4, 3
+		}
 		cfg.Dropout = 0
 		r := rand.New(rand.NewSource(2))
 		m, err := New(cfg, r)
@@ -105,6 +109,8 @@ func TestConfigValidate(t *testing.T) {
 		func(c *Config) { c.Dropout = 1 },
 		func(c *Config) { c.Widths = nil },
 		func(c *Config) { c.Widths = []int{0} },
+		func(c *Config) { c.InputLayer = -1 },
+		func(c *Config) { c.HeadHidden = -1 },
 	}
 	for i, f := range bad {
 		c := tinyConfig("cnn")

@@ -388,6 +388,12 @@ func badTerms(terms map[string]float32) string {
 func trainingRecord(opt Options, obj Objective, r Result) map[string]any {
 	rec := map[string]any{"objective": obj.Name(), "epochs": opt.Epochs, "batch": opt.BatchSize,
 		"optimizer": opt.Optimizer, "lr": opt.LR, "seed": opt.Seed, "best_epoch": r.BestEpoch, "best_dev_acc": r.BestDevAcc}
+	if opt.Clip > 0 {
+		rec["clip"] = opt.Clip
+	}
+	if opt.WeightDecay > 0 {
+		rec["weight_decay"] = opt.WeightDecay
+	}
 	for k, v := range opt.Info {
 		rec[k] = v
 	}

@@ -77,6 +77,26 @@ func TestTrainBaselines(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, `"certify_hull":"projected"`) {
 		t.Errorf("eval --certify: exit %d, %s %s", code, stdout, stderr)
 	}
+	// Jia et al.'s layers: recorded in the model, named by eval, certified.
+	layered := filepath.Join(dir, "ibp-layers")
+	code, _, stderr = runCmd(t, "train", "--train", tr, "--test", te, "--model", "bilstm", "--embed-dim", "16", "--hidden", "8", "--pool", "mean",
+		"--input-layer", "12", "--head-hidden", "6", "--epochs", "1", "--batch", "32", "--out", layered, "--quiet", "--synonyms", syn,
+		"--defense", "ibp", "--ibp-hull", "projected")
+	if code != 0 {
+		t.Fatalf("train --input-layer --head-hidden: exit %d: %s", code, stderr)
+	}
+	if m, err := model.Load(layered); err != nil {
+		t.Fatal(err)
+	} else if c := m.Net.Cfg; c.InputLayer != 12 || c.HeadHidden != 6 || m.Net.In == nil || m.Net.Hid == nil {
+		t.Errorf("saved model: input layer %d, head hidden %d", c.InputLayer, c.HeadHidden)
+	}
+	code, stdout, stderr = runCmd(t, "eval", "--model", layered, "--test", te, "--certify", "--synonyms", syn)
+	if code != 0 || !strings.Contains(stdout, "bilstm, input layer 12, hidden layer 6") || !strings.Contains(stdout, "certified") {
+		t.Errorf("eval of the layered model: exit %d, %s %s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--out", filepath.Join(dir, "z"), "--input-layer", "-1"); code != 2 || !strings.Contains(stderr, "--input-layer -1") {
+		t.Errorf("--input-layer -1: exit %d, %q", code, stderr)
+	}
 	if code, _, stderr := runCmd(t, "train", "--train", tr, "--out", filepath.Join(dir, "y"), "--synonyms", syn, "--defense", "ibp", "--ibp-hull", "box"); code == 0 || !strings.Contains(stderr, "unknown ibp hull") {
 		t.Errorf("--ibp-hull box: exit %d, %q", code, stderr)
 	}

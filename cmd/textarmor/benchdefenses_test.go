@@ -84,7 +84,8 @@ func TestBenchFTMLTable(t *testing.T) {
 	out := filepath.Join(dir, "tab")
 	args := []string{"bench", "ftml-table", "--data", dir, "--synonyms", syn, "--model", "cnn", "--out", out, "--quick",
 		"--defenses", "standard,ftml,sem,ibp", "--attacks", "pwws,hla", "--n", "6", "--workers", "2",
-		"--recipe-epochs", "ibp=12"} // long enough for IBP to certify some examples
+		"--recipe-epochs", "ibp=12", // long enough for IBP to certify some examples
+		"--recipe-flags", "ibp=--input-layer=16 --head-hidden=12 --clip=5"} // Jia et al.'s layers (and a clip) for the IBP row only
 	// A run that stops inside the first row (its HLA results cannot be
 	// written) leaves table.md with that row's finished cells.
 	blocked := filepath.Join(out, "cnn", "standard", "hla.csv")
@@ -159,6 +160,16 @@ func TestBenchFTMLTable(t *testing.T) {
 	ibpModel, err := model.Load(filepath.Join(out, "cnn", "ibp", "model"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c := ibpModel.Net.Cfg; c.InputLayer != 16 || c.HeadHidden != 12 || c.Filters != 128 || m.Net.Cfg.InputLayer != 0 || m.Net.Cfg.HeadHidden != 0 {
+		t.Errorf("IBP row: input layer %d, head hidden %d, %d filters; standard row: %d, %d; want 16, 12, 128 and none",
+			c.InputLayer, c.HeadHidden, c.Filters, m.Net.Cfg.InputLayer, m.Net.Cfg.HeadHidden)
+	}
+	if ibpModel.Training["clip"] != 5.0 || m.Training["clip"] != nil {
+		t.Errorf("clip recorded %v for the IBP row, %v for standard; want 5 and none", ibpModel.Training["clip"], m.Training["clip"])
+	}
+	if !strings.Contains(stdout, "--input-layer=16 --head-hidden=12 --clip=5") {
+		t.Errorf("table does not show the IBP row's architecture flags:\n%s", stdout)
 	}
 	ibpSyn, _, err := loadSynonyms(syn, dir, ibpModel.Vocab, 8)
 	if err != nil {
@@ -271,7 +282,7 @@ func TestBenchFTMLTable(t *testing.T) {
 			t.Errorf("final table still marks partial cells: %s", line)
 		}
 	}
-	if !strings.Contains(stdout, "| ibp | 12 ep (reference 1 ep) --ibp-ramp-epochs 8 --batch 16 --lr 1e-3 |") || !strings.Contains(stdout, "| sem |") || !strings.Contains(stdout, " n=8") {
+	if !strings.Contains(stdout, "| ibp | 12 ep (reference 1 ep) --ibp-ramp-epochs 8 --batch 16 --lr 1e-3 --input-layer=16 --head-hidden=12 --clip=5 |") || !strings.Contains(stdout, "| sem |") || !strings.Contains(stdout, " n=8") {
 		t.Errorf("the folder's other rows are not shown as recorded:\n%s", stdout)
 	}
 }

@@ -103,8 +103,9 @@ func addRecipeFlags(recipes map[string]tableRecipe, specs []string) error {
 		r.Args = slices.Clone(r.Args)
 		for _, f := range fields {
 			flagName, _, hasValue := strings.Cut(strings.TrimLeft(f, "-"), "=")
-			if !strings.HasPrefix(f, "--"+name+"-") || !hasValue {
-				return fmt.Errorf("--recipe-flags: %q: only the row's own flags, as --%s-NAME=VALUE", f, name)
+			if !strings.HasPrefix(f, "--") || !hasValue || !rowFlag(name, flagName) {
+				return fmt.Errorf("--recipe-flags: %q: only the row's own flags (--%s-NAME=VALUE), the architecture flags and the optimiser's (%s), as --NAME=VALUE",
+					f, name, "--"+strings.Join(append(slices.Clone(recipeArchFlags), recipeTrainFlags...), ", --"))
 			}
 			// Recipe args are "--NAME VALUE" pairs or "--NAME=VALUE"
 			// tokens (earlier --recipe-flags); values never start "--".
@@ -118,6 +119,21 @@ func addRecipeFlags(recipes map[string]tableRecipe, specs []string) error {
 		recipes[name] = r
 	}
 	return nil
+}
+
+// recipeArchFlags are the `train` architecture flags a row's recipe may
+// set (--recipe-flags), e.g. Jia et al.'s IBP model for the IBP row (spec
+// A16); the others come from the table's --model. recipeTrainFlags are
+// the optimiser flags no reference recipe sets (Jia et al. clip the
+// gradient norm at 0.25 and decay weights by 1e-4).
+var (
+	recipeArchFlags  = []string{"hidden", "pool", "dropout", "input-layer", "head-hidden", "filters", "widths"}
+	recipeTrainFlags = []string{"clip", "weight-decay"}
+)
+
+// rowFlag reports whether flag NAME may appear in defense's recipe flags.
+func rowFlag(defense, name string) bool {
+	return strings.HasPrefix(name, defense+"-") || slices.Contains(recipeArchFlags, name) || slices.Contains(recipeTrainFlags, name)
 }
 
 // quickRecipe shrinks a recipe for --quick: a few epochs at batch 16 (on
@@ -186,6 +202,7 @@ type ftmlTable struct {
 	passN                                int // examples per attack cell in the current pass
 	seed                                 int64
 	nf                                   netFlags
+	netArgs                              []string // the table's architecture as `train` flags
 	stderr                               io.Writer
 	ds                                   *dataset.Dataset
 	preset                               dataset.Preset
@@ -270,13 +287,11 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		}
 		atks = append(atks, rc.Name)
 	}
-	fl := flag.NewFlagSet("net", flag.ContinueOnError)
-	tb.nf.register(fl)
-	netArgs := append([]string{"--model", tb.arch}, specArch[tb.arch]...)
+	tb.netArgs = append([]string{"--model", tb.arch}, specArch[tb.arch]...)
 	if *embeddings != "" {
-		netArgs = append(netArgs, "--embeddings", *embeddings)
+		tb.netArgs = append(tb.netArgs, "--embeddings", *embeddings)
 	}
-	if err := fl.Parse(netArgs); err != nil {
+	if err := tb.parseNet(&tb.nf, nil); err != nil {
 		return err
 	}
 	tb.out = filepath.Join(tb.out, tb.arch)
@@ -365,6 +380,30 @@ func splitList(s string) []string {
 	return out
 }
 
+// parseNet parses the table's architecture flags, then a row's own
+// (arch: flag name → value), into nf.
+func (tb *ftmlTable) parseNet(nf *netFlags, arch map[string]string) error {
+	fl := flag.NewFlagSet("net", flag.ContinueOnError)
+	fl.SetOutput(io.Discard)
+	nf.register(fl)
+	args := slices.Clone(tb.netArgs)
+	for _, name := range recipeArchFlags {
+		if v, ok := arch[name]; ok {
+			args = append(args, "--"+name+"="+v)
+		}
+	}
+	return fl.Parse(args)
+}
+
+// rowNet is the table's architecture with a row's own architecture flags.
+func (tb *ftmlTable) rowNet(arch map[string]string) (*netFlags, error) {
+	if len(arch) == 0 {
+		return &tb.nf, nil
+	}
+	var nf netFlags
+	return &nf, tb.parseNet(&nf, arch)
+}
+
 // trainDefense trains one row's model, or loads it when a finished one is
 // there (a half-trained run resumes from its checkpoint).
 func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
@@ -409,7 +448,11 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 		}
 		opt.DecayEpochs = []int{e}
 	}
-	cfg, err := tb.nf.config()
+	nf, err := tb.rowNet(rp.arch)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := nf.config()
 	if err != nil {
 		return nil, err
 	}
@@ -1009,7 +1052,7 @@ func sameRecipe(path string, r tableRecipe, rowDir string) error {
 		return err
 	}
 	for name, v := range want {
-		if strings.HasPrefix(name, r.Defense+"-") && had[name] != v {
+		if rowFlag(r.Defense, name) && had[name] != v {
 			return fmt.Errorf("%s: the model there trained with --%s %s, this run asks for %s; remove %s to retrain", path, name, had[name], v, rowDir)
 		}
 	}
@@ -1022,6 +1065,7 @@ type parsedRecipe struct {
 	dfl   defenseFlags
 	opt   train.Options
 	decay string
+	arch  map[string]string // the architecture flags the recipe sets
 	fs    *flag.FlagSet
 }
 
@@ -1033,9 +1077,19 @@ func parseRecipe(args []string) (*parsedRecipe, error) {
 	rp.fs.IntVar(&rp.opt.BatchSize, "batch", 64, "")
 	rp.fs.Float64Var(&rp.opt.LR, "lr", 1e-3, "")
 	rp.fs.StringVar(&rp.decay, "lr-decay-epochs", "", "")
+	rp.fs.Float64Var(&rp.opt.Clip, "clip", 0, "")
+	rp.fs.Float64Var(&rp.opt.WeightDecay, "weight-decay", 0, "")
+	var nf netFlags
+	nf.register(rp.fs)
 	if err := rp.fs.Parse(args); err != nil {
 		return nil, err
 	}
+	rp.arch = map[string]string{}
+	rp.fs.Visit(func(f *flag.Flag) {
+		if slices.Contains(recipeArchFlags, f.Name) {
+			rp.arch[f.Name] = f.Value.String()
+		}
+	})
 	return rp, nil
 }
 

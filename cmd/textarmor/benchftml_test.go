@@ -25,7 +25,14 @@ func TestAddRecipeFlags(t *testing.T) {
 	if slices.Contains(ftmlRecipes()[5].Args, "--ibp-hull=projected") {
 		t.Error("the reference recipe was modified")
 	}
-	for _, bad := range []string{"ibp", "ibp=", "ibp=--ascc-steps=3", "ibp=--ibp-hull", "xyz=--xyz-a=1", "ibp=--ibp-ramp-epochs=3", "ibp=--epochs=3",
+	// Architecture flags, for Jia et al.'s IBP model.
+	if err := addRecipeFlags(recipes, []string{"ibp=--input-layer=100 --head-hidden=100 --hidden=100 --clip=0.25 --weight-decay=1e-4"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := recipes["ibp"].Args; !slices.Contains(got, "--input-layer=100") || !slices.Contains(got, "--hidden=100") {
+		t.Errorf("ibp recipe %v", got)
+	}
+	for _, bad := range []string{"ibp", "ibp=", "ibp=--ascc-steps=3", "ibp=--model=cnn", "ibp=--embed-dim=50", "ibp=--lr=1", "ibp=--hidden=50", "ibp=--ibp-hull", "xyz=--xyz-a=1", "ibp=--ibp-ramp-epochs=3", "ibp=--epochs=3",
 		"ibp=--ibp-hull=embedding", "ibp=--ibp-eps=1 --ibp-eps=0.5"} { // the last two: set by the first call; twice in one spec
 		if err := addRecipeFlags(recipes, []string{bad}); err == nil {
 			t.Errorf("%q: no error", bad)
@@ -63,5 +70,23 @@ func TestSameRecipeComparesOwnFlags(t *testing.T) {
 	}
 	if err := sameRecipe(record(variant["ibp"]), ref, dir); err == nil {
 		t.Error("variant row, reference run: no error")
+	}
+	// So do the row's architecture flags.
+	layered := map[string]tableRecipe{"ibp": ftmlRecipes()[5]}
+	if err := addRecipeFlags(layered, []string{"ibp=--input-layer=100"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sameRecipe(record(ref), layered["ibp"], dir); err == nil || !strings.Contains(err.Error(), "--input-layer 0") {
+		t.Errorf("reference row, layered run: %v", err)
+	}
+	if err := sameRecipe(record(layered["ibp"]), layered["ibp"], dir); err != nil {
+		t.Errorf("layered against itself: %v", err)
+	}
+	clipped := map[string]tableRecipe{"ibp": layered["ibp"]}
+	if err := addRecipeFlags(clipped, []string{"ibp=--clip=0.25"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sameRecipe(record(layered["ibp"]), clipped["ibp"], dir); err == nil || !strings.Contains(err.Error(), "--clip 0") {
+		t.Errorf("unclipped row, clipped run: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -74,6 +75,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if !asJSON {
+			fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s\n", path, archLabel(m.Net.Cfg), m.Training["objective"], df.test)
+		}
 		if err := withCert(ex); err != nil {
 			return err
 		}
@@ -93,7 +97,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if !asJSON {
-		fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s/%s\n", path, m.Net.Cfg.Arch, m.Training["objective"], ds.Name, splitName)
+		fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s/%s\n", path, archLabel(m.Net.Cfg), m.Training["objective"], ds.Name, splitName)
 	}
 	if err := withCert(ex); err != nil {
 		return err
@@ -203,4 +207,16 @@ func runData(args []string, stdout, stderr io.Writer) error {
 		return json.NewEncoder(stdout).Encode(all)
 	}
 	return nil
+}
+
+// archLabel names the architecture with its optional layers.
+func archLabel(c nn.Config) string {
+	s := c.Arch
+	if c.InputLayer > 0 {
+		s += fmt.Sprintf(", input layer %d", c.InputLayer)
+	}
+	if c.HeadHidden > 0 {
+		s += fmt.Sprintf(", hidden layer %d", c.HeadHidden)
+	}
+	return s
 }

@@ -28,6 +28,8 @@ type netFlags struct {
 	arch, widths, pool   string
 	embedDim, filters    int
 	hidden               int
+	inputLayer           int
+	headHidden           int
 	dropout, embedInit   float64
 	tanh, freeze         bool
 	embeddings, blasName string
@@ -44,6 +46,8 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&n.hidden, "hidden", 150, "lstm/bilstm: hidden units per direction")
 	fs.StringVar(&n.pool, "pool", "max", "lstm/bilstm: pooling over time, max or mean")
 	fs.BoolVar(&n.tanh, "tanh", false, "lstm/bilstm: tanh before and after pooling (FLAT's LSTM)")
+	fs.IntVar(&n.inputLayer, "input-layer", 0, "width of a linear layer with ReLU applied to each word vector before the encoder (Jia et al.'s IBP models: 100; 0 = none)")
+	fs.IntVar(&n.headHidden, "head-hidden", 0, "width of a hidden layer with ReLU between the pooled sentence and the output layer (Jia et al.: 100; 0 = none)")
 	fs.Float64Var(&n.dropout, "dropout", d.Dropout, "dropout before the output layer")
 	fs.Float64Var(&n.embedInit, "embed-init", d.EmbedInit, "random embedding rows are drawn from U(-a, a)")
 	fs.StringVar(&n.embeddings, "embeddings", "", "word vectors (GloVe/word2vec text or fastText .vec, .gz ok); words missing from the file start random")
@@ -56,6 +60,10 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 func (n *netFlags) config() (nn.Config, error) {
 	cfg := nn.DefaultConfig(n.arch)
 	cfg.EmbedDim, cfg.Dropout, cfg.EmbedInit, cfg.FreezeEmb = n.embedDim, n.dropout, n.embedInit, n.freeze
+	cfg.InputLayer, cfg.HeadHidden = n.inputLayer, n.headHidden
+	if n.inputLayer < 0 || n.headHidden < 0 {
+		return cfg, usageError{fmt.Errorf("--input-layer %d and --head-hidden %d must not be negative", n.inputLayer, n.headHidden)}
+	}
 	switch n.arch {
 	case "cnn":
 		cfg.Filters = n.filters
