@@ -165,6 +165,9 @@ func TestBenchFTMLTable(t *testing.T) {
 		t.Errorf("IBP row: input layer %d, head hidden %d, %d filters; standard row: %d, %d; want 16, 12, 128 and none",
 			c.InputLayer, c.HeadHidden, c.Filters, m.Net.Cfg.InputLayer, m.Net.Cfg.HeadHidden)
 	}
+	if rec, _ := ibpModel.Training["ibp"].(map[string]any); rec == nil || rec["ramp_steps"] == nil || rec["ramp_steps"].(float64) <= 0 {
+		t.Errorf("IBP row's training record %v: want its ramp's steps", ibpModel.Training["ibp"])
+	}
 	if ibpModel.Training["clip"] != 5.0 || m.Training["clip"] != nil {
 		t.Errorf("clip recorded %v for the IBP row, %v for standard; want 5 and none", ibpModel.Training["clip"], m.Training["clip"])
 	}

@@ -489,10 +489,10 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	opt.KeepCheckpoint = r.Reference > 0
 	opt.LogPath = filepath.Join(tb.out, r.Defense, "train.log.jsonl")
 	opt.Info = map[string]any{"dataset": tb.ds.Name, "arch": cfg.Arch, "defense": obj.Name(), "table_recipe": args, "train_n": len(sub)}
-	describeObjective(obj, opt.Info, tb.stderr)
 	if err := dfl.bl.setupRun(obj, m, sub, opt); err != nil {
 		return nil, err
 	}
+	describeObjective(obj, opt.Info, tb.stderr) // after setupRun: IBP's ramp is set there
 	fmt.Fprintf(tb.stderr, "ftml-table: training %s: textarmor train %s (%d examples, last epoch kept, spec A13)\n",
 		r.Defense, strings.Join(args, " "), len(sub))
 	// No dev set: train.Run then keeps the last epoch (spec §14 A13).
