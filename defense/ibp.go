@@ -31,6 +31,8 @@ func affine(t *ag.Tape, x Interval, w, b *ag.Var) Interval {
 // monotone applies a non-decreasing function to both ends.
 func monotone(x Interval, f func(*ag.Var) *ag.Var) Interval { return Interval{f(x.L), f(x.U)} }
 
+func reluIv(t *ag.Tape, x Interval) Interval { return Interval{t.ReLU(x.L), t.ReLU(x.U)} }
+
 func vmin(t *ag.Tape, a, b *ag.Var) *ag.Var { return t.Sub(a, t.ReLU(t.Sub(a, b))) }
 func vmax(t *ag.Tape, a, b *ag.Var) *ag.Var { return t.Add(a, t.ReLU(t.Sub(b, a))) }
 
@@ -145,12 +147,11 @@ func throughInput(t *ag.Tape, m *nn.Classifier, bx Boxes) Boxes {
 	if m.In == nil {
 		return bx
 	}
-	relu := func(v *ag.Var) *ag.Var { return t.ReLU(v) }
 	if bx.cand == nil {
-		bx.Word = monotone(affine(t, bx.Word, m.In.W.Var, m.In.B.Var), relu)
+		bx.Word = reluIv(t, affine(t, bx.Word, m.In.W.Var, m.In.B.Var))
 		return bx
 	}
-	bx.Word = monotone(bx.candHull(t, t.Linear(bx.cand, m.In.W.Var, m.In.B.Var)), relu)
+	bx.Word = reluIv(t, bx.candHull(t, t.Linear(bx.cand, m.In.W.Var, m.In.B.Var)))
 	bx.cand = nil
 	return bx
 }
@@ -219,7 +220,7 @@ func LogitBounds(t *ag.Tape, m *nn.Classifier, x Boxes, lengths []int) (Interval
 		return Interval{}, CheckBounds(m)
 	}
 	if m.Hid != nil {
-		s = monotone(affine(t, s, m.Hid.W.Var, m.Hid.B.Var), func(v *ag.Var) *ag.Var { return t.ReLU(v) })
+		s = reluIv(t, affine(t, s, m.Hid.W.Var, m.Hid.B.Var))
 	}
 	return affine(t, s, m.Out.W.Var, m.Out.B.Var), nil
 }

@@ -201,7 +201,6 @@ type ftmlTable struct {
 	first                                int // preview pass size (--first); 0 = none
 	passN                                int // examples per attack cell in the current pass
 	seed                                 int64
-	nf                                   netFlags
 	netArgs                              []string // the table's architecture as `train` flags
 	stderr                               io.Writer
 	ds                                   *dataset.Dataset
@@ -291,7 +290,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	if *embeddings != "" {
 		tb.netArgs = append(tb.netArgs, "--embeddings", *embeddings)
 	}
-	if err := tb.parseNet(&tb.nf, nil); err != nil {
+	if _, err := tb.rowNet(nil); err != nil {
 		return err
 	}
 	tb.out = filepath.Join(tb.out, tb.arch)
@@ -380,28 +379,14 @@ func splitList(s string) []string {
 	return out
 }
 
-// parseNet parses the table's architecture flags, then a row's own
-// (arch: flag name → value), into nf.
-func (tb *ftmlTable) parseNet(nf *netFlags, arch map[string]string) error {
+// rowNet parses the table's architecture flags, then a row's own (extra,
+// as --NAME=VALUE), which override them.
+func (tb *ftmlTable) rowNet(extra []string) (*netFlags, error) {
 	fl := flag.NewFlagSet("net", flag.ContinueOnError)
 	fl.SetOutput(io.Discard)
-	nf.register(fl)
-	args := slices.Clone(tb.netArgs)
-	for _, name := range recipeArchFlags {
-		if v, ok := arch[name]; ok {
-			args = append(args, "--"+name+"="+v)
-		}
-	}
-	return fl.Parse(args)
-}
-
-// rowNet is the table's architecture with a row's own architecture flags.
-func (tb *ftmlTable) rowNet(arch map[string]string) (*netFlags, error) {
-	if len(arch) == 0 {
-		return &tb.nf, nil
-	}
 	var nf netFlags
-	return &nf, tb.parseNet(&nf, arch)
+	nf.register(fl)
+	return &nf, fl.Parse(append(slices.Clone(tb.netArgs), extra...))
 }
 
 // trainDefense trains one row's model, or loads it when a finished one is
@@ -448,7 +433,7 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 		}
 		opt.DecayEpochs = []int{e}
 	}
-	nf, err := tb.rowNet(rp.arch)
+	nf, err := tb.rowNet(rp.archArgs)
 	if err != nil {
 		return nil, err
 	}
@@ -458,8 +443,8 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	}
 	const seed = 42 // spec §6 training seed
 	var vecs *text.Vectors
-	if tb.nf.embeddings != "" {
-		if vecs, err = text.LoadVectors(tb.nf.embeddings, tb.vocab); err != nil {
+	if nf.embeddings != "" {
+		if vecs, err = text.LoadVectors(nf.embeddings, tb.vocab); err != nil {
 			return nil, err
 		}
 		cfg.EmbedDim = vecs.Dim
@@ -1065,8 +1050,10 @@ type parsedRecipe struct {
 	dfl   defenseFlags
 	opt   train.Options
 	decay string
-	arch  map[string]string // the architecture flags the recipe sets
-	fs    *flag.FlagSet
+	// archArgs are the architecture flags the recipe sets, as
+	// --NAME=VALUE.
+	archArgs []string
+	fs       *flag.FlagSet
 }
 
 func parseRecipe(args []string) (*parsedRecipe, error) {
@@ -1084,10 +1071,9 @@ func parseRecipe(args []string) (*parsedRecipe, error) {
 	if err := rp.fs.Parse(args); err != nil {
 		return nil, err
 	}
-	rp.arch = map[string]string{}
 	rp.fs.Visit(func(f *flag.Flag) {
 		if slices.Contains(recipeArchFlags, f.Name) {
-			rp.arch[f.Name] = f.Value.String()
+			rp.archArgs = append(rp.archArgs, "--"+f.Name+"="+f.Value.String())
 		}
 	})
 	return rp, nil
