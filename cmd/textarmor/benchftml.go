@@ -290,9 +290,6 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	if *embeddings != "" {
 		tb.netArgs = append(tb.netArgs, "--embeddings", *embeddings)
 	}
-	if _, err := tb.rowNet(nil); err != nil {
-		return err
-	}
 	tb.out = filepath.Join(tb.out, tb.arch)
 	if tb.report {
 		// The test set's size and the sample's order are all a report
