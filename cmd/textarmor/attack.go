@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
@@ -173,6 +174,14 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	sum := attack.Summarize(results)
 	var agr *Agreement
 	if ef.method != "" {
+		if out != "" {
+			// Keep the pairs' scores beside the CSV so that a stopped
+			// explain pass resumes as the attack does.
+			if ef.model, err = checkpoint.WeightsDigest(path); err != nil {
+				return err
+			}
+			ef.journal, ef.resume = ef.journalPath(out), resume
+		}
 		if agr, err = ef.run(m, results, seed, workers); err != nil {
 			return err
 		}

@@ -26,6 +26,13 @@ type explainFlags struct {
 	k      int
 	label  string // all (spec §12 F11 default) or gold (F11's alternative)
 	pairs  int    // explain a seeded uniform sample of this many pairs (0 = all)
+
+	// journal, when set, keeps each pair's scores in this file as they are
+	// made (explainjournal.go); resume reuses the pairs it holds; model is
+	// the weights digest recorded in it.
+	journal string
+	resume  bool
+	model   string
 }
 
 func (e *explainFlags) register(fs *flag.FlagSet) {
@@ -116,10 +123,44 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 		}
 		idx = pick
 	}
-	// Attributions only read the model, so the pairs run in parallel.
 	scores := make([]pairScore, len(idx))
+	todo := make([]int, 0, len(idx))
+	var jr *explainJournal
+	if e.journal != "" {
+		label := e.label
+		if label == "" {
+			label = "all"
+		}
+		h := journalHeader{Model: e.model, Method: e.method, K: e.k, Label: label, Seed: seed}
+		j, done, err := openJournal(e.journal, h, e.resume)
+		if err != nil {
+			return nil, err
+		}
+		defer j.close()
+		jr = j
+		for k, i := range idx {
+			r := rs[i]
+			l, ok := done[r.Index]
+			switch {
+			case !ok:
+				todo = append(todo, k)
+			case l.Texts != pairDigest(r.OriginalText, r.PerturbedText):
+				return nil, fmt.Errorf("%s: example %d's texts are not the attack's (the CSV was remade?): remove the journal to explain afresh", e.journal, r.Index)
+			default:
+				scores[k] = l.score()
+			}
+		}
+	} else {
+		for k := range idx {
+			todo = append(todo, k)
+		}
+	}
+	// Attributions only read the model, so the pairs run in parallel.
 	var wg sync.WaitGroup
+	var failed sync.Once
+	var firstErr error
 	next := make(chan int)
+	stop := make(chan struct{})
 	for w := 0; w < max(workers, 1); w++ {
 		wg.Add(1)
 		go func() {
@@ -130,20 +171,31 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 				if e.label == "gold" {
 					classes = []int{r.GroundTruth}
 				}
-				scores[j] = e.pair(m, r.OriginalText, r.PerturbedText, seed+int64(r.Index), classes)
-				scores[j].gold = r.GroundTruth
+				s := e.pair(m, r.OriginalText, r.PerturbedText, seed+int64(r.Index), classes)
+				s.gold = r.GroundTruth
+				if s.err == nil && jr != nil {
+					s.err = jr.append(journalLine{Index: r.Index, Texts: pairDigest(r.OriginalText, r.PerturbedText), Gold: s.gold,
+						Tau: s.tau, TI: s.ti, TauOK: s.tauOK, Undefined: s.undef, Mismatch: s.mismatch, Explained: s.explainedOK})
+				}
+				if s.err != nil {
+					failed.Do(func() { firstErr = s.err; close(stop) })
+				}
+				scores[j] = s
 			}
 		}()
 	}
-	for j := range idx {
-		next <- j
+feed:
+	for _, j := range todo {
+		select {
+		case next <- j:
+		case <-stop:
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
-	for _, s := range scores {
-		if s.err != nil {
-			return nil, s.err
-		}
+	if firstErr != nil {
+		return nil, firstErr
 	}
 	a := aggregate(scores, e.label == "gold")
 	a.Method, a.K, a.Label = e.method, e.k, "all"
