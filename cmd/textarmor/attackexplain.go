@@ -125,7 +125,7 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 	}
 	scores := make([]pairScore, len(idx))
 	todo := make([]int, 0, len(idx))
-	var jr *explainJournal
+	var jr *jsonLinesWriter
 	if e.journal != "" {
 		label := e.label
 		if label == "" {
@@ -136,7 +136,7 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 		if err != nil {
 			return nil, err
 		}
-		defer j.close()
+		defer j.Close()
 		jr = j
 		for k, i := range idx {
 			r := rs[i]
@@ -174,8 +174,10 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 				s := e.pair(m, r.OriginalText, r.PerturbedText, seed+int64(r.Index), classes)
 				s.gold = r.GroundTruth
 				if s.err == nil && jr != nil {
-					s.err = jr.append(journalLine{Index: r.Index, Texts: pairDigest(r.OriginalText, r.PerturbedText), Gold: s.gold,
-						Tau: s.tau, TI: s.ti, TauOK: s.tauOK, Undefined: s.undef, Mismatch: s.mismatch, Explained: s.explainedOK})
+					if err := jr.write(journalLine{Index: r.Index, Texts: pairDigest(r.OriginalText, r.PerturbedText), Gold: s.gold,
+						Tau: s.tau, TI: s.ti, TauOK: s.tauOK, Undefined: s.undef, Mismatch: s.mismatch, Explained: s.explainedOK}); err != nil {
+						s.err = fmt.Errorf("%s: %w", e.journal, err)
+					}
 				}
 				if s.err != nil {
 					failed.Do(func() { firstErr = s.err; close(stop) })

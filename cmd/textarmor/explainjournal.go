@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
-	"sync"
 )
 
 // The explain journal keeps each explained pair's scores beside the attack
@@ -61,13 +59,6 @@ func (l journalLine) score() pairScore {
 	return pairScore{gold: l.Gold, tau: l.Tau, ti: l.TI, tauOK: l.TauOK, undef: l.Undefined, mismatch: l.Mismatch, explainedOK: l.Explained}
 }
 
-// explainJournal appends pair lines; safe for concurrent use.
-type explainJournal struct {
-	mu   sync.Mutex
-	f    *os.File
-	path string
-}
-
 // journalPath names the journal of an attack CSV for these settings; the
 // method and label mode are in the name so that ig and lime (or all and
 // gold) runs on one CSV keep separate journals.
@@ -83,7 +74,7 @@ func (e *explainFlags) journalPath(csvPath string) string {
 // the pairs it already holds, keyed by example index. A torn last line (a
 // write cut off by a stop) is dropped; any other unreadable line, or a
 // header of other settings, is an error naming the file and line.
-func openJournal(path string, want journalHeader, resume bool) (*explainJournal, map[int]journalLine, error) {
+func openJournal(path string, want journalHeader, resume bool) (*jsonLinesWriter, map[int]journalLine, error) {
 	want.Journal, want.Version = journalKind, journalVersion
 	done := map[int]journalLine{}
 	good := int64(0)
@@ -107,7 +98,7 @@ func openJournal(path string, want journalHeader, resume bool) (*explainJournal,
 	if err != nil {
 		return nil, nil, err
 	}
-	j := &explainJournal{f: f, path: path}
+	j := newJSONLinesWriter(f)
 	if good > 0 {
 		// Cut a torn last line off before appending after it.
 		if err := f.Truncate(good); err == nil {
@@ -119,9 +110,9 @@ func openJournal(path string, want journalHeader, resume bool) (*explainJournal,
 		}
 		return j, done, nil
 	}
-	if err := j.append(want); err != nil {
+	if err := j.write(want); err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return j, done, nil
 }
@@ -129,33 +120,24 @@ func openJournal(path string, want journalHeader, resume bool) (*explainJournal,
 // readJournal parses data into done and returns the length of its complete
 // lines (0 when not even the header is complete).
 func readJournal(path string, data []byte, want journalHeader, done map[int]journalLine) (int64, error) {
-	var good int64
-	for lineNo := 1; len(data) > 0; lineNo++ {
-		end := bytes.IndexByte(data, '\n')
-		if end < 0 {
-			// A torn last line: the write it belongs to never finished.
-			break
-		}
-		line := data[:end]
-		if lineNo == 1 {
+	return scanJSONLines(data, func(line int, raw []byte) error {
+		if line == 1 {
 			var h journalHeader
-			if err := strictUnmarshal(line, &h); err != nil || h.Journal != journalKind {
-				return 0, fmt.Errorf("%s:1: not an explain journal (remove it to explain afresh)", path)
+			if err := strictUnmarshal(raw, &h); err != nil || h.Journal != journalKind {
+				return fmt.Errorf("%s:1: not an explain journal (remove it to explain afresh)", path)
 			}
 			if h != want {
-				return 0, fmt.Errorf("%s:1: made with other settings (%+v) than this run's (%+v): remove it to explain afresh", path, h, want)
+				return fmt.Errorf("%s:1: made with other settings (%+v) than this run's (%+v): remove it to explain afresh", path, h, want)
 			}
-		} else {
-			var l journalLine
-			if err := strictUnmarshal(line, &l); err != nil {
-				return 0, fmt.Errorf("%s:%d: %v", path, lineNo, err)
-			}
-			done[l.Index] = l
+			return nil
 		}
-		good += int64(end + 1)
-		data = data[end+1:]
-	}
-	return good, nil
+		var l journalLine
+		if err := strictUnmarshal(raw, &l); err != nil {
+			return fmt.Errorf("%s:%d: %v", path, line, err)
+		}
+		done[l.Index] = l
+		return nil
+	})
 }
 
 func strictUnmarshal(b []byte, v any) error {
@@ -163,24 +145,3 @@ func strictUnmarshal(b []byte, v any) error {
 	d.DisallowUnknownFields()
 	return d.Decode(v)
 }
-
-func (j *explainJournal) append(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Errorf("%s: %w", j.path, err)
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	w := bufio.NewWriter(j.f)
-	w.Write(b)
-	w.WriteByte('\n')
-	if err := w.Flush(); err != nil {
-		return fmt.Errorf("%s: %w", j.path, err)
-	}
-	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("%s: %w", j.path, err)
-	}
-	return nil
-}
-
-func (j *explainJournal) close() error { return j.f.Close() }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -70,40 +68,32 @@ func readRoundLog(path string, want roundLogHeader) (entries map[int]roundLogEnt
 		return nil, 0, false, err
 	}
 	entries = map[int]roundLogEntry{}
-	line := 0
-	for len(data) > 0 {
-		line++
-		nl := bytes.IndexByte(data, '\n')
-		if nl < 0 { // cut short: only ever the last line
-			break
-		}
-		raw := data[:nl]
-		data = data[nl+1:]
+	good, err = scanJSONLines(data, func(line int, raw []byte) error {
 		if line == 1 {
 			var h roundLogHeader
 			if json.Unmarshal(raw, &h) != nil || h != want {
-				return nil, 0, false, fmt.Errorf("%s: %w", path, errOtherRun)
+				return fmt.Errorf("%s: %w", path, errOtherRun)
 			}
-		} else {
-			var e roundLogEntry
-			if err := json.Unmarshal(raw, &e); err != nil {
-				return nil, 0, false, fmt.Errorf("%s:%d: %w", path, line, err)
-			}
-			if e.Index < 0 || e.Index >= want.N {
-				return nil, 0, false, fmt.Errorf("%s:%d: example index %d outside the round's %d", path, line, e.Index, want.N)
-			}
-			entries[e.Index] = e
+			return nil
 		}
-		good += int64(nl + 1)
+		var e roundLogEntry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		if e.Index < 0 || e.Index >= want.N {
+			return fmt.Errorf("%s:%d: example index %d outside the round's %d", path, line, e.Index, want.N)
+		}
+		entries[e.Index] = e
+		return nil
+	})
+	if err != nil {
+		return nil, 0, false, err
 	}
 	return entries, good, good > 0, nil
 }
 
 // roundLog appends entries, each fsynced.
-type roundLog struct {
-	f *os.File
-	w *bufio.Writer
-}
+type roundLog = jsonLinesWriter
 
 // openRoundLog opens a round's attack log for appending. With resume it
 // keeps the entries of a matching log (returned); otherwise, or when the
@@ -123,35 +113,20 @@ func openRoundLog(path string, hdr roundLogHeader, resume bool) (lg *roundLog, p
 			if err != nil {
 				return nil, nil, false, err
 			}
-			return &roundLog{f: f, w: bufio.NewWriter(f)}, entries, false, nil
+			return newJSONLinesWriter(f), entries, false, nil
 		}
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, nil, false, err
 	}
-	lg = &roundLog{f: f, w: bufio.NewWriter(f)}
+	lg = newJSONLinesWriter(f)
 	if err := lg.write(hdr); err != nil {
 		f.Close()
 		return nil, nil, false, err
 	}
 	return lg, nil, stale, nil
 }
-
-func (l *roundLog) write(v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	l.w.Write(b)
-	l.w.WriteByte('\n')
-	if err := l.w.Flush(); err != nil {
-		return err
-	}
-	return l.f.Sync()
-}
-
-func (l *roundLog) Close() error { return l.f.Close() }
 
 // roundAttackStop, when set (tests), is called after each newly attacked
 // example of a round with the number logged so far; true interrupts the
