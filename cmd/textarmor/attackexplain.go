@@ -62,6 +62,15 @@ func (e *explainFlags) check() error {
 	return nil
 }
 
+// labelMode is --explain-label with its default filled in (flags built
+// in code may leave it empty).
+func (e *explainFlags) labelMode() string {
+	if e.label == "" {
+		return "all"
+	}
+	return e.label
+}
+
 // Agreement summarises interpretation consistency over attack pairs.
 type Agreement struct {
 	Method string `json:"method"`
@@ -127,11 +136,7 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 	todo := make([]int, 0, len(idx))
 	var jr *jsonLinesWriter
 	if e.journal != "" {
-		label := e.label
-		if label == "" {
-			label = "all"
-		}
-		h := journalHeader{Model: e.model, Method: e.method, K: e.k, Label: label, Seed: seed}
+		h := journalHeader{Model: e.model, Method: e.method, K: e.k, Label: e.labelMode(), Seed: seed}
 		j, done, err := openJournal(e.journal, h, e.resume)
 		if err != nil {
 			return nil, err
@@ -200,12 +205,9 @@ feed:
 		return nil, firstErr
 	}
 	a := aggregate(scores, e.label == "gold")
-	a.Method, a.K, a.Label = e.method, e.k, "all"
+	a.Method, a.K, a.Label = e.method, e.k, e.labelMode()
 	if len(idx) < total {
 		a.SampledFrom = total
-	}
-	if e.label == "gold" {
-		a.Label = "gold"
 	}
 	a.Seconds = time.Since(start).Seconds()
 	return a, nil

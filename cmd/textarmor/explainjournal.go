@@ -63,11 +63,7 @@ func (l journalLine) score() pairScore {
 // method and label mode are in the name so that ig and lime (or all and
 // gold) runs on one CSV keep separate journals.
 func (e *explainFlags) journalPath(csvPath string) string {
-	label := e.label
-	if label == "" {
-		label = "all"
-	}
-	return fmt.Sprintf("%s.explain-%s-%s.jsonl", csvPath, e.method, label)
+	return fmt.Sprintf("%s.explain-%s-%s.jsonl", csvPath, e.method, e.labelMode())
 }
 
 // openJournal opens (resume) or creates the journal at path and returns
