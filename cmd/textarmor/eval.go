@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/textarmor/textarmor/dataset"
@@ -122,18 +120,9 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	texts := fs.Args()
-	if len(texts) == 0 {
-		sc := bufio.NewScanner(os.Stdin)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); line != "" {
-				texts = append(texts, line)
-			}
-		}
-		if err := sc.Err(); err != nil {
-			return fmt.Errorf("stdin: %w", err)
-		}
+	texts, err := textsFrom(fs.Args())
+	if err != nil {
+		return err
 	}
 	if len(texts) == 0 {
 		return usageError{fmt.Errorf("no text given (as arguments or on stdin)")}
