@@ -93,6 +93,25 @@ func SetBLASThreads(n int) (prev int) {
 // BackendName names the backend in use.
 func BackendName() string { return active.Name() }
 
+// kernelNamer is a backend that picks its kernels by CPU at run time
+// (OpenBLAS); Kernel names the ones it picked.
+type kernelNamer interface {
+	Kernel() string
+}
+
+// BackendDetail names the backend in use and, where it chooses kernels by
+// CPU, the kernels it chose ("openblas (OpenBLAS 0.3.21 ... SkylakeX)"):
+// kernels round differently, so the same seed can train other weights on
+// another CPU, and models and benchmark tables record this string.
+func BackendDetail() string {
+	if k, ok := active.(kernelNamer); ok {
+		if d := k.Kernel(); d != "" {
+			return active.Name() + " (" + d + ")"
+		}
+	}
+	return active.Name()
+}
+
 // Gemm runs the active backend's Sgemm.
 func Gemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	if m == 0 || n == 0 {

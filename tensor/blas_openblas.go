@@ -8,7 +8,10 @@ package tensor
 */
 import "C"
 
-import "unsafe"
+import (
+	"strings"
+	"unsafe"
+)
 
 // openblasBackend calls OpenBLAS's cblas_sgemm; it becomes the default
 // backend when the openblas build tag is set.
@@ -28,6 +31,18 @@ func (openblasBackend) Sgemm(transA, transB bool, m, n, k int, alpha float32, a 
 		(*C.float)(unsafe.Pointer(&a[0])), C.blasint(lda),
 		(*C.float)(unsafe.Pointer(&b[0])), C.blasint(ldb), C.float(beta),
 		(*C.float)(unsafe.Pointer(&c[0])), C.blasint(ldc))
+}
+
+// Kernel is OpenBLAS's build configuration and the core type whose kernels
+// it runs (OPENBLAS_CORETYPE overrides the detected one), such as
+// "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=64".
+func (openblasBackend) Kernel() string {
+	cfg := C.GoString(C.openblas_get_config())
+	core := C.GoString(C.openblas_get_corename())
+	if core != "" && !strings.Contains(strings.ToLower(cfg), strings.ToLower(core)) {
+		cfg += ", core " + core
+	}
+	return strings.TrimSpace(cfg)
 }
 
 func (openblasBackend) Threads() int     { return int(C.openblas_get_num_threads()) }

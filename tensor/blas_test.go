@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -221,5 +222,24 @@ func BenchmarkAxpySubnormal(b *testing.B) {
 				Axpy(w, x, y)
 			}
 		})
+	}
+}
+
+// BackendDetail names every compiled-in backend, and OpenBLAS's adds the
+// kernels it chose for this CPU.
+func TestBackendDetail(t *testing.T) {
+	prev := BackendName()
+	defer UseBackend(prev)
+	for _, name := range Backends() {
+		if err := UseBackend(name); err != nil {
+			t.Fatal(err)
+		}
+		d := BackendDetail()
+		switch {
+		case name == "openblas" && !(strings.HasPrefix(d, "openblas (") && strings.Contains(d, "OpenBLAS")):
+			t.Errorf("openblas detail %q: want the build configuration and core type", d)
+		case name != "openblas" && d != name:
+			t.Errorf("%s detail %q: want the bare name", name, d)
+		}
 	}
 }

@@ -102,9 +102,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			PeakPct: 100 * f / peak, Through: float64(fwd.B) / s, ThruUnit: "sentences/s"})
 	}
 	if asJSON {
-		return json.NewEncoder(stdout).Encode(map[string]any{"blas": tensor.BackendName(), "cores": runtime.GOMAXPROCS(0), "rows": rows})
+		return json.NewEncoder(stdout).Encode(map[string]any{"blas": tensor.BackendDetail(), "cores": runtime.GOMAXPROCS(0), "rows": rows})
 	}
-	fmt.Fprintf(stdout, "BLAS %s, %d cores; fastest of repeated runs\n\n", tensor.BackendName(), runtime.GOMAXPROCS(0))
+	fmt.Fprintf(stdout, "BLAS %s, %d cores; fastest of repeated runs\n\n", tensor.BackendDetail(), runtime.GOMAXPROCS(0))
 	tw := tabwriter.NewWriter(stdout, 2, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "measurement\ttime\tGFLOP/s\t% of GEMM peak\tthroughput")
 	for _, row := range rows {

@@ -115,7 +115,7 @@ func runBenchDefenses(args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(tmp)
 	fmt.Fprintf(stderr, "bench defenses: %s, %s, %d of %d training examples (seed %d), batch %d, vocabulary %d, max length %d; BLAS %s, %d cores\n",
-		ds.Name, cfg.Arch, len(sub), len(ds.Train), seed, batch, vocab.Len(), preset.MaxLen, tensor.BackendName(), runtime.GOMAXPROCS(0))
+		ds.Name, cfg.Arch, len(sub), len(ds.Train), seed, batch, vocab.Len(), preset.MaxLen, tensor.BackendDetail(), runtime.GOMAXPROCS(0))
 	var rows []defenseTiming
 	var enc []train.Example
 	var stdSec float64
@@ -174,11 +174,11 @@ func runBenchDefenses(args []string, stdout, stderr io.Writer) error {
 	}
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(map[string]any{"dataset": ds.Name, "arch": cfg.Arch, "n": len(sub), "train_size": len(ds.Train),
-			"batch": batch, "seed": seed, "repeats": repeats, "max_len": preset.MaxLen, "vocab": vocab.Len(), "blas": tensor.BackendName(),
+			"batch": batch, "seed": seed, "repeats": repeats, "max_len": preset.MaxLen, "vocab": vocab.Len(), "blas": tensor.BackendDetail(),
 			"cores": runtime.GOMAXPROCS(0), "rows": rows, "time": time.Now().UTC().Format(time.RFC3339)})
 	}
 	fmt.Fprintf(stdout, "Training time per epoch, %s %s: %d of %d training examples, batch %d, same batches for every defense; BLAS %s, %d cores.\n\n",
-		ds.Name, cfg.Arch, len(sub), len(ds.Train), batch, tensor.BackendName(), runtime.GOMAXPROCS(0))
+		ds.Name, cfg.Arch, len(sub), len(ds.Train), batch, tensor.BackendDetail(), runtime.GOMAXPROCS(0))
 	fmt.Fprintln(stdout, "| defense | seconds/epoch | × standard | steps | s/step | full epoch (min, est.) |")
 	fmt.Fprintln(stdout, "|---|---|---|---|---|---|")
 	for _, r := range rows {

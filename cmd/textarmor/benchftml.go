@@ -776,7 +776,7 @@ func (tb *ftmlTable) writeTable(stdout io.Writer, defs, atks []string, recipes m
 		return err
 	}
 	if err := writeJSON(filepath.Join(tb.out, "table.json"), map[string]any{"dataset": tb.ds.Name, "arch": tb.arch, "quick": tb.quick,
-		"n": tb.n, "clean_n": tb.cleanN, "train_n": tb.trainN, "seed": tb.seed, "blas": tensor.BackendName(), "cells": cells,
+		"n": tb.n, "clean_n": tb.cleanN, "train_n": tb.trainN, "seed": tb.seed, "blas": tensor.BackendDetail(), "cells": cells,
 		"paper": paperTable1IMDB[paperArch], "checks": checks, "certified": certified}); err != nil {
 		return err
 	}

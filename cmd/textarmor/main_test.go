@@ -9,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/tensor"
 )
 
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -73,6 +75,15 @@ func TestTrainEvalPredictFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(out + ".ckpt"); !os.IsNotExist(err) {
 		t.Errorf("checkpoint left behind after a finished run")
+	}
+	// The model records the BLAS kernels that trained it: another CPU's
+	// kernels round differently and can train other weights from the seed.
+	m, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Training["blas"] != tensor.BackendDetail() {
+		t.Errorf("model's training record: blas %v, want %q", m.Training["blas"], tensor.BackendDetail())
 	}
 	code, stdout, stderr = runCmd(t, "eval", "--model", out, "--test", te, "--json")
 	if code != 0 {

@@ -213,11 +213,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fmt.Fprintf(stderr, "data: %s, %d train / %d dev / %d test, %d classes; vocabulary %d words; %s tokenizer, max length %d; BLAS %s\n",
-		ds.Name, len(ds.Train), len(ds.Dev), len(ds.Test), len(ds.Classes), vocab.Len(), preset.Tokenizer, preset.MaxLen, tensor.BackendName())
+		ds.Name, len(ds.Train), len(ds.Dev), len(ds.Test), len(ds.Classes), vocab.Len(), preset.Tokenizer, preset.MaxLen, tensor.BackendDetail())
 	for _, n := range ds.Notes {
 		fmt.Fprintf(stderr, "note: %s\n", n)
 	}
-	opt.Info = map[string]any{"dataset": ds.Name, "arch": cfg.Arch}
+	opt.Info = map[string]any{"dataset": ds.Name, "arch": cfg.Arch, "blas": tensor.BackendDetail()}
 	if nf.embeddings != "" {
 		opt.Info["embeddings"] = nf.embeddings
 	}
