@@ -86,29 +86,9 @@ func openJournal(path string, want journalHeader, resume bool) (*jsonLinesWriter
 			}
 		}
 	}
-	flags := os.O_WRONLY | os.O_CREATE
-	if good == 0 {
-		flags |= os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flags, 0o666)
+	j, err := openJSONLines(path, good, want)
 	if err != nil {
 		return nil, nil, err
-	}
-	j := newJSONLinesWriter(f)
-	if good > 0 {
-		// Cut a torn last line off before appending after it.
-		if err := f.Truncate(good); err == nil {
-			_, err = f.Seek(good, io.SeekStart)
-		}
-		if err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("%s: %w", path, err)
-		}
-		return j, done, nil
-	}
-	if err := j.write(want); err != nil {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return j, done, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"sync"
 )
@@ -40,6 +42,33 @@ type jsonLinesWriter struct {
 
 func newJSONLinesWriter(f *os.File) *jsonLinesWriter {
 	return &jsonLinesWriter{f: f, w: bufio.NewWriter(f)}
+}
+
+// openJSONLines opens the log at path for appending after its first good
+// bytes (the complete lines scanJSONLines counted; a torn last line is cut
+// off), or, with good 0, starts it afresh with header as its first line.
+func openJSONLines(path string, good int64, header any) (*jsonLinesWriter, error) {
+	flags := os.O_WRONLY | os.O_CREATE
+	if good == 0 {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o666)
+	if err != nil {
+		return nil, err
+	}
+	l := newJSONLinesWriter(f)
+	if good > 0 {
+		if err = f.Truncate(good); err == nil {
+			_, err = f.Seek(good, io.SeekStart)
+		}
+	} else {
+		err = l.write(header)
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
 }
 
 func (l *jsonLinesWriter) write(v any) error {

@@ -92,13 +92,10 @@ func readRoundLog(path string, want roundLogHeader) (entries map[int]roundLogEnt
 	return entries, good, good > 0, nil
 }
 
-// roundLog appends entries, each fsynced.
-type roundLog = jsonLinesWriter
-
 // openRoundLog opens a round's attack log for appending. With resume it
 // keeps the entries of a matching log (returned); otherwise, or when the
 // log belongs to another run (stale), it starts a new one.
-func openRoundLog(path string, hdr roundLogHeader, resume bool) (lg *roundLog, prev map[int]roundLogEntry, stale bool, err error) {
+func openRoundLog(path string, hdr roundLogHeader, resume bool) (lg *jsonLinesWriter, prev map[int]roundLogEntry, stale bool, err error) {
 	if resume {
 		entries, good, ok, err := readRoundLog(path, hdr)
 		stale = errors.Is(err, errOtherRun)
@@ -106,23 +103,12 @@ func openRoundLog(path string, hdr roundLogHeader, resume bool) (lg *roundLog, p
 			return nil, nil, false, err
 		}
 		if ok {
-			if err := os.Truncate(path, good); err != nil {
-				return nil, nil, false, err
-			}
-			f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0o666)
-			if err != nil {
-				return nil, nil, false, err
-			}
-			return newJSONLinesWriter(f), entries, false, nil
+			lg, err := openJSONLines(path, good, nil)
+			return lg, entries, false, err
 		}
 	}
-	f, err := os.Create(path)
+	lg, err = openJSONLines(path, 0, hdr)
 	if err != nil {
-		return nil, nil, false, err
-	}
-	lg = newJSONLinesWriter(f)
-	if err := lg.write(hdr); err != nil {
-		f.Close()
 		return nil, nil, false, err
 	}
 	return lg, nil, stale, nil
