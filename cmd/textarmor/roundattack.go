@@ -103,8 +103,10 @@ func openRoundLog(path string, hdr roundLogHeader, resume bool) (lg *jsonLinesWr
 			return nil, nil, false, err
 		}
 		if ok {
-			lg, err := openJSONLines(path, good, nil)
-			return lg, entries, false, err
+			if lg, err = openJSONLines(path, good, nil); err != nil {
+				return nil, nil, false, err
+			}
+			return lg, entries, false, nil
 		}
 	}
 	lg, err = openJSONLines(path, 0, hdr)
