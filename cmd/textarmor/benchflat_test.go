@@ -72,12 +72,12 @@ func TestBenchFLATTable(t *testing.T) {
 	// check 13 √(SE_FLAT² + SE_other²) from the cells' own SEs, check 11
 	// the paired one below.
 	for _, line := range strings.Split(stdout, "\n") {
-		if (strings.HasPrefix(line, "- check 11") || strings.HasPrefix(line, "- check 13")) && !strings.Contains(line, " SE): ") && !strings.Contains(line, " SE, ") {
+		if (strings.HasPrefix(line, "- check 11") || strings.HasPrefix(line, "- check 13, ")) && !strings.Contains(line, " SE): ") && !strings.Contains(line, " SE, ") {
 			t.Errorf("check without its standard error: %s", line)
 		}
 	}
 	v := tab.Values
-	kt := fmt.Sprintf("check 13, KT IG textfooler: FLAT %.3f > base %.3f (difference %+.3f ± %.3f SE)", v["flat/kt/textfooler.ig"], v["base/kt/textfooler.ig"],
+	kt := fmt.Sprintf("check 13, KT IG textfooler: FLAT %.3f ≥ base %.3f (difference %+.3f ± %.3f SE)", v["flat/kt/textfooler.ig"], v["base/kt/textfooler.ig"],
 		v["flat/kt/textfooler.ig"]-v["base/kt/textfooler.ig"], math.Hypot(v["flat/kt_se/textfooler.ig"], v["base/kt_se/textfooler.ig"]))
 	// Check 11 pairs the rows' results on the same test examples: the SE
 	// of the mean per-example difference of "kept its label" (0 or 1).
@@ -87,6 +87,21 @@ func TestBenchFLATTable(t *testing.T) {
 		100*d, 100*se, n)
 	aa += fmt.Sprintf(": %s; AA(FLAT) ≥ AA(adv) − 1: %s", map[bool]string{true: "holds", false: "fails"}[v["flat/aa/textfooler"] > v["adv/aa/textfooler"]],
 		map[bool]string{true: "holds", false: "fails"}[v["flat/aa/textfooler"] >= v["adv/aa/textfooler"]-1])
+	// Check 13's per-method share: a KT or TI cell holds when FLAT is at
+	// least both baselines.
+	for _, m := range []string{"ig", "lime"} {
+		held := 0
+		for _, what := range []string{"kt", "ti"} {
+			col := what + "/textfooler." + m
+			if v["flat/"+col] >= v["base/"+col] && v["flat/"+col] >= v["adv/"+col] {
+				held++
+			}
+		}
+		want := fmt.Sprintf("- check 13 cells, %s: %d of 2 KT/TI cells hold against both baselines", strings.ToUpper(m), held)
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q:\n%s", want, stdout)
+		}
+	}
 	for _, want := range []string{kt, aa} {
 		if !strings.Contains(stdout, want) || v["flat/kt_se/textfooler.ig"] <= 0 || v["adv/aa_se/textfooler"] <= 0 {
 			t.Errorf("table lacks %q (or a zero SE):\n%s", want, stdout)
