@@ -28,7 +28,9 @@ type FLAT struct {
 	// Entropy is L_ent's reduction (spec F4); "" is the default, the mean
 	// over real tokens.
 	Entropy nn.EntropyReduction
-	orig    map[string][]int32
+	// ProbInputs: the reference code's double softmax (train.ClassLoss).
+	ProbInputs bool
+	orig       map[string][]int32
 }
 
 // DefaultFLATBeta and DefaultFLATGamma are spec §5's β and γ.
@@ -52,7 +54,7 @@ func (*FLAT) Name() string { return "flat" }
 // holds settings only (the rounds' pair counts are in RoundsResult).
 func (f *FLAT) Info() map[string]any {
 	red, _ := nn.ParseEntropyReduction(string(f.Entropy))
-	return map[string]any{"beta": f.Beta, "gamma": f.Gamma, "entropy_reduction": red}
+	return train.ProbInputsInfo(f.ProbInputs, map[string]any{"beta": f.Beta, "gamma": f.Gamma, "entropy_reduction": red})
 }
 
 // Pair is an original text and its adversarial version, as token ids.
@@ -99,7 +101,7 @@ func (f *FLAT) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, er
 		s = m.EncodeBatch(t, b, true)
 	}
 	logits := m.Head(t, s)
-	ce := t.CrossEntropy(logits, b.Labels, nil)
+	ce := train.ClassLoss(t, logits, b.Labels, f.ProbInputs)
 	red, err := nn.ParseEntropyReduction(string(f.Entropy))
 	if err != nil {
 		return train.Output{}, fmt.Errorf("flat: %w", err)

@@ -53,14 +53,47 @@ type Random interface {
 }
 
 // Standard is plain cross-entropy training.
-type Standard struct{}
+type Standard struct {
+	// ProbInputs feeds the softmax probabilities, not the logits, into
+	// the cross-entropy (ClassLoss).
+	ProbInputs bool
+}
 
 // Name implements Objective.
 func (Standard) Name() string { return "standard" }
 
+// Info implements Recorded: empty (nothing recorded) unless ProbInputs.
+func (s Standard) Info() map[string]any { return ProbInputsInfo(s.ProbInputs, nil) }
+
 // Loss is the mean cross-entropy of the batch.
-func (Standard) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (Output, error) {
+func (s Standard) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (Output, error) {
 	logits := m.Forward(t, b)
-	loss := t.CrossEntropy(logits, b.Labels, nil)
+	loss := ClassLoss(t, logits, b.Labels, s.ProbInputs)
 	return Output{Loss: loss, Logits: logits, Terms: map[string]float32{"ce": loss.Item()}}, nil
+}
+
+// ClassLoss is the mean cross-entropy of labels given logits. With
+// probInputs it is the cross-entropy of softmax(logits) treated as logits,
+// a double softmax: the FLAT reference code's CNN and LSTM feed their
+// softmax outputs to a cross-entropy loss (flat.md spec F9). That loss
+// cannot fall below log(1 + (C−1)/e) and its gradient fades as the
+// probabilities saturate, so models trained with it stay less confident.
+func ClassLoss(t *ag.Tape, logits *ag.Var, labels []int, probInputs bool) *ag.Var {
+	if probInputs {
+		logits = t.Softmax(logits)
+	}
+	return t.CrossEntropy(logits, labels, nil)
+}
+
+// ProbInputsInfo adds prob_inputs_to_ce to an objective's recorded
+// settings only when it is on, so records and checkpoints of runs
+// without it are unchanged.
+func ProbInputsInfo(on bool, info map[string]any) map[string]any {
+	if info == nil {
+		info = map[string]any{}
+	}
+	if on {
+		info["prob_inputs_to_ce"] = true
+	}
+	return info
 }

@@ -150,10 +150,10 @@ type partialEpoch struct {
 }
 
 // objectiveSettings is the JSON of an objective's Info(), its recorded
-// hyper-parameters; nil when it has none.
+// hyper-parameters; nil when it has none (or an empty Info).
 func objectiveSettings(obj Objective) json.RawMessage {
 	in, ok := obj.(Recorded)
-	if !ok {
+	if !ok || len(in.Info()) == 0 {
 		return nil
 	}
 	b, err := json.Marshal(in.Info())

@@ -32,6 +32,7 @@ type flatFlags struct {
 	workers                    int
 	wordnet, vectors           string
 	keepRounds                 bool
+	probInputs                 bool
 }
 
 // flatOnly are the flags only flat and adv take (beta and gamma: flat only).
@@ -48,11 +49,15 @@ func (f *flatFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.workers, "attack-workers", runtime.NumCPU(), "flat/adv: examples attacked in parallel (results do not depend on it)")
 	fs.StringVar(&f.wordnet, "wordnet", "", "flat/adv: WordNet dict directory (pwws; textfooler's POS tagger) (default: the attack command's)")
 	fs.BoolVar(&f.keepRounds, "keep-rounds", false, "flat/adv: also keep each round's best-dev model as OUT.roundN")
+	fs.BoolVar(&f.probInputs, "prob-inputs-to-ce", false, "standard/adv/flat: feed softmax probabilities, not logits, to the cross-entropy (a double softmax), as the FLAT reference code's CNN and LSTM do (spec F9; off: CE on logits, the spec's choice)")
 	fs.StringVar(&f.vectors, "vectors", "", "flat/adv: word vectors for textfooler (50 nearest with cosine ≥ 0.5 and the embedding check), as in `attack --vectors`")
 }
 
 // checkFlag reports a flat/adv flag given with another defense.
 func (f *flatFlags) checkFlag(name, defenseName string) error {
+	if name == "prob-inputs-to-ce" && defenseName != "standard" && defenseName != "adv" && defenseName != "flat" {
+		return usageError{fmt.Errorf("--prob-inputs-to-ce needs --defense standard, adv or flat (the FLAT reference's objectives)")}
+	}
 	for _, n := range flatOnly {
 		if name != n {
 			continue
@@ -103,12 +108,13 @@ func (f *flatFlags) prepare(fs *flag.FlagSet, name string, cfg *nn.Config, opt *
 // objective is FLAT's loss or plain cross-entropy (the -adv baseline).
 func (f *flatFlags) objective(name string) (train.Objective, error) {
 	if name == "adv" {
-		return train.Standard{}, nil
+		return train.Standard{ProbInputs: f.probInputs}, nil
 	}
 	o, err := defense.NewFLAT(f.beta, f.gamma)
 	if err != nil {
 		return nil, usageError{err}
 	}
+	o.ProbInputs = f.probInputs
 	if o.Entropy, err = nn.ParseEntropyReduction(f.entropy); err != nil {
 		return nil, usageError{fmt.Errorf("--entropy-reduction: %w", err)}
 	}

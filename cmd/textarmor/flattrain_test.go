@@ -78,3 +78,33 @@ func TestTrainFLATAndAdv(t *testing.T) {
 		}
 	}
 }
+
+// --prob-inputs-to-ce (spec F9, the reference's double softmax) trains the
+// FLAT reference's objectives, is recorded with the model, and is refused
+// with the others.
+func TestTrainProbInputsToCE(t *testing.T) {
+	dir := t.TempDir()
+	tr, dv, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "syn.json")
+	writeCSV(t, tr, 200, 1)
+	writeCSV(t, dv, 60, 2)
+	writeSynonyms(t, syn)
+	out := filepath.Join(dir, "std")
+	code, _, stderr := runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
+		"--epochs", "2", "--batch", "32", "--prob-inputs-to-ce", "--out", out, "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	mdl, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec, _ := mdl.Meta.Training["standard"].(map[string]any); rec["prob_inputs_to_ce"] != true {
+		t.Errorf("training record lacks the double softmax: %v", mdl.Meta.Training)
+	}
+	for _, bad := range [][]string{{"--defense", "ftml", "--synonyms", syn}, {"--defense", "ibp", "--synonyms", syn}} {
+		args := append([]string{"train", "--train", tr, "--out", filepath.Join(dir, "bad"), "--prob-inputs-to-ce"}, bad...)
+		if code, _, stderr := runCmd(t, args...); code != 2 || !strings.Contains(stderr, "--prob-inputs-to-ce needs --defense standard, adv or flat") {
+			t.Errorf("%v: exit %d, %q", bad, code, stderr)
+		}
+	}
+}

@@ -422,7 +422,7 @@ func loadNeighborFile(path, dataDir string) (*lexicon.Neighbors, string, error) 
 // describeObjective records an objective's settings in the training
 // record (info) and prints its one-line summary, for those that have them.
 func describeObjective(obj train.Objective, info map[string]any, stderr io.Writer) {
-	if in, ok := obj.(train.Recorded); ok {
+	if in, ok := obj.(train.Recorded); ok && len(in.Info()) > 0 {
 		info[obj.Name()] = in.Info()
 	}
 	if sm, ok := obj.(interface{ Summary() string }); ok {
@@ -433,7 +433,7 @@ func describeObjective(obj train.Objective, info map[string]any, stderr io.Write
 // objective builds the chosen training objective for m.
 func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Writer) (train.Objective, error) {
 	if d.name == "standard" {
-		return train.Standard{}, nil
+		return train.Standard{ProbInputs: d.fl.probInputs}, nil
 	}
 	if isRounds(d.name) { // --synonyms feeds the attack, not the objective
 		return d.fl.objective(d.name)
