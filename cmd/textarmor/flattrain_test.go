@@ -11,11 +11,7 @@ import (
 // TestTrainFLATAndAdv trains --defense flat and adv end to end on a
 // generated task, attacking with textfooler over generated synonyms.
 func TestTrainFLATAndAdv(t *testing.T) {
-	dir := t.TempDir()
-	tr, dv, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "syn.json")
-	writeCSV(t, tr, 200, 1)
-	writeCSV(t, dv, 60, 2)
-	writeSynonyms(t, syn)
+	dir, tr, dv, syn := sentimentFiles(t)
 	common := []string{"--train", tr, "--dev", dv, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
 		"--epochs", "2", "--rounds", "2", "--round-epochs", "1", "--adv-per-round", "60", "--batch", "32",
 		"--attack", "textfooler", "--synonyms", syn, "--wordnet", filepath.Join(dir, "no-wordnet"), "--attack-workers", "2", "--quiet"}
@@ -83,11 +79,7 @@ func TestTrainFLATAndAdv(t *testing.T) {
 // FLAT reference's objectives, is recorded with the model, and is refused
 // with the others.
 func TestTrainProbInputsToCE(t *testing.T) {
-	dir := t.TempDir()
-	tr, dv, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "syn.json")
-	writeCSV(t, tr, 200, 1)
-	writeCSV(t, dv, 60, 2)
-	writeSynonyms(t, syn)
+	dir, tr, dv, syn := sentimentFiles(t)
 	out := filepath.Join(dir, "std")
 	code, _, stderr := runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
 		"--epochs", "2", "--batch", "32", "--prob-inputs-to-ce", "--out", out, "--quiet")

@@ -21,6 +21,19 @@ func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	return code, o.String(), e.String()
 }
 
+// sentimentFiles writes the small generated task most train tests use: a
+// 200-example training CSV, a 60-example dev CSV and a synonym file, in a
+// fresh temporary folder.
+func sentimentFiles(t *testing.T) (dir, train, dev, synonyms string) {
+	t.Helper()
+	dir = t.TempDir()
+	train, dev, synonyms = filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "syn.json")
+	writeCSV(t, train, 200, 1)
+	writeCSV(t, dev, 60, 2)
+	writeSynonyms(t, synonyms)
+	return dir, train, dev, synonyms
+}
+
 // writeCSV writes generated examples as a CSV file with a header.
 func writeCSV(t *testing.T, path string, n int, seed int64) {
 	t.Helper()

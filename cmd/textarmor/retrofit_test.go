@@ -11,11 +11,7 @@ import (
 )
 
 func TestTrainRetrofit(t *testing.T) {
-	dir := t.TempDir()
-	tr, dv, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "syn.json")
-	writeCSV(t, tr, 200, 1)
-	writeCSV(t, dv, 60, 2)
-	writeSynonyms(t, syn)
+	dir, tr, dv, syn := sentimentFiles(t)
 	// Frozen embeddings, so the saved table is the retrofitted initial one.
 	common := []string{"train", "--train", tr, "--dev", dv, "--model", "cnn", "--embed-dim", "16", "--filters", "8",
 		"--epochs", "1", "--batch", "32", "--freeze-embeddings", "--quiet", "--synonyms", syn}

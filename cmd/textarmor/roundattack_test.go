@@ -14,11 +14,7 @@ import (
 // 2's attack and resumes it: only the unlogged examples are attacked again,
 // round 1 is not, and the model equals an uninterrupted run's bit for bit.
 func TestRoundAttackResumes(t *testing.T) {
-	dir := t.TempDir()
-	tr, dv, syn := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv"), filepath.Join(dir, "syn.json")
-	writeCSV(t, tr, 200, 1)
-	writeCSV(t, dv, 60, 2)
-	writeSynonyms(t, syn)
+	dir, tr, dv, syn := sentimentFiles(t)
 	args := func(out string, extra ...string) []string {
 		return append([]string{"train", "--defense", "flat", "--out", out, "--train", tr, "--dev", dv, "--model", "cnn",
 			"--embed-dim", "16", "--filters", "8", "--epochs", "2", "--rounds", "2", "--round-epochs", "1", "--adv-per-round", "60",
