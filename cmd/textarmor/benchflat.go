@@ -644,6 +644,10 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 	fmt.Fprintf(&b, "# FLAT Tables 2/3/8 — %s, %s, trained against %s\n\n", ds, ft.arch, ft.trainAttack)
 	fmt.Fprintf(&b, "SA: clean accuracy on the attacked test examples (%s). AA: after-attack accuracy, protocol flat. KT / TI: Kendall's τ and top-5 intersection of the original/adversarial attributions. In brackets: the paper's value (spec flat.md §12; Table 3 and 8 values only for the attack the models were trained with).\n\n",
 		map[bool]string{true: "the whole test set", false: fmt.Sprintf("the first %d", ft.n)}[ft.n == 0])
+	if len(ft.trainArgs) > 0 {
+		// They change what the rows are (vectors, the loss, the rounds).
+		fmt.Fprintf(&b, "Train arguments of every row (each keeps those its defense takes): `%s`.\n\n", strings.Join(ft.trainArgs, " "))
+	}
 	b.WriteString("| model | SA |")
 	for _, a := range ft.attacks {
 		fmt.Fprintf(&b, " AA %s |", a)

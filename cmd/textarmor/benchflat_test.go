@@ -44,7 +44,7 @@ func TestBenchFLATTable(t *testing.T) {
 	}
 	t.Logf("table:\n%s", stdout)
 	for _, want := range []string{"| CNN-base |", "| CNN-adv (textfooler) |", "| CNN-FLAT (textfooler) |", "AA textfooler", "KT / TI LIME, textfooler",
-		"check 11, textfooler: AA(FLAT)", "check 12: SA(FLAT)", "check 13, KT IG textfooler"} {
+		"check 11, textfooler: AA(FLAT)", "check 12: SA(FLAT)", "check 13, KT IG textfooler", "Train arguments of every row (each keeps those its defense takes): `" + small + "`."} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
