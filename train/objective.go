@@ -77,7 +77,8 @@ func (s Standard) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (Output, error
 // a double softmax: the FLAT reference code's CNN and LSTM feed their
 // softmax outputs to a cross-entropy loss (flat.md spec F9). That loss
 // cannot fall below log(1 + (C−1)/e) and its gradient fades as the
-// probabilities saturate, so models trained with it stay less confident.
+// probabilities saturate: at a high learning rate a model can saturate
+// to one class and stop learning (docs/flat.md).
 func ClassLoss(t *ag.Tape, logits *ag.Var, labels []int, probInputs bool) *ag.Var {
 	if probInputs {
 		logits = t.Softmax(logits)
