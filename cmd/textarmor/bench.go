@@ -47,9 +47,11 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return runBenchFTMLTable(args[1:], stdout, stderr)
 		case "flat-table":
 			return runBenchFLATTable(args[1:], stdout, stderr)
+		case "paired":
+			return runBenchPaired(args[1:], stdout, stderr)
 		}
 	}
-	fs := newFlags("bench", "bench [defenses|ftml-table|flat-table] [flags]", stderr)
+	fs := newFlags("bench", "bench [defenses|ftml-table|flat-table|paired] [flags]", stderr)
 	var blasName string
 	var asJSON bool
 	var minTime time.Duration
