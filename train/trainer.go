@@ -153,10 +153,14 @@ type partialEpoch struct {
 // hyper-parameters; nil when it has none (or an empty Info).
 func objectiveSettings(obj Objective) json.RawMessage {
 	in, ok := obj.(Recorded)
-	if !ok || len(in.Info()) == 0 {
+	if !ok {
 		return nil
 	}
-	b, err := json.Marshal(in.Info())
+	info := in.Info()
+	if len(info) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(info)
 	if err != nil {
 		return nil
 	}

@@ -422,8 +422,10 @@ func loadNeighborFile(path, dataDir string) (*lexicon.Neighbors, string, error) 
 // describeObjective records an objective's settings in the training
 // record (info) and prints its one-line summary, for those that have them.
 func describeObjective(obj train.Objective, info map[string]any, stderr io.Writer) {
-	if in, ok := obj.(train.Recorded); ok && len(in.Info()) > 0 {
-		info[obj.Name()] = in.Info()
+	if in, ok := obj.(train.Recorded); ok {
+		if settings := in.Info(); len(settings) > 0 {
+			info[obj.Name()] = settings
+		}
 	}
 	if sm, ok := obj.(interface{ Summary() string }); ok {
 		fmt.Fprintln(stderr, sm.Summary())
