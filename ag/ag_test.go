@@ -62,6 +62,14 @@ func TestGradients(t *testing.T) {
 		{"tanh", []*tensor.Tensor{randT(r, 5, 6)}, func(t *Tape, v []*Var) *Var { return t.Tanh(v[0]) }},
 		{"sigmoid", []*tensor.Tensor{randT(r, 5, 6)}, func(t *Tape, v []*Var) *Var { return t.Sigmoid(v[0]) }},
 		{"gelu", []*tensor.Tensor{randT(r, 5, 6)}, func(t *Tape, v []*Var) *Var { return t.GELU(v[0]) }},
+		{"gelu-tanh", []*tensor.Tensor{randT(r, 5, 6)}, func(t *Tape, v []*Var) *Var { return t.GELUTanh(v[0]) }},
+		{"self-attention", []*tensor.Tensor{randT(r, 3, 5, 6), randT(r, 3, 5, 6), randT(r, 3, 5, 6)},
+			func(t *Tape, v []*Var) *Var { return t.SelfAttention(v[0], v[1], v[2], 2, lengths, 0) }},
+		{"self-attention-dropout", []*tensor.Tensor{randT(r, 2, 4, 6), randT(r, 2, 4, 6), randT(r, 2, 4, 6)},
+			func(t *Tape, v []*Var) *Var {
+				t.Train, t.Rng = true, rand.New(rand.NewSource(3)) // the same mask on every evaluation
+				return t.SelfAttention(v[0], v[1], v[2], 3, []int{4, 2}, 0.3)
+			}},
 		{"exp", []*tensor.Tensor{randT(r, 4)}, func(t *Tape, v []*Var) *Var { return t.Exp(v[0]) }},
 		{"log", []*tensor.Tensor{positive(r, 4)}, func(t *Tape, v []*Var) *Var { return t.Log(v[0]) }},
 		{"sqrt", []*tensor.Tensor{positive(r, 4)}, func(t *Tape, v []*Var) *Var { return t.Sqrt(v[0]) }},

@@ -286,6 +286,20 @@ func (t *Tape) GELU(a *Var) *Var {
 	})
 }
 
+// GELUTanh is GELU's tanh approximation, 0.5·x·(1 + tanh(√(2/π)·(x +
+// 0.044715·x³))): Hugging Face's gelu_new and gelu_pytorch_tanh.
+func (t *Tape) GELUTanh(a *Var) *Var {
+	const c = 0.7978845608028654 // √(2/π)
+	return t.unary(a, func(x float32) float32 {
+		xf := float64(x)
+		return float32(0.5 * xf * (1 + math.Tanh(c*(xf+0.044715*xf*xf*xf))))
+	}, func(x, _ float32) float32 {
+		xf := float64(x)
+		th := math.Tanh(c * (xf + 0.044715*xf*xf*xf))
+		return float32(0.5*(1+th) + 0.5*xf*(1-th*th)*c*(1+3*0.044715*xf*xf))
+	})
+}
+
 // Exp returns e^x.
 func (t *Tape) Exp(a *Var) *Var {
 	return t.unary(a, func(x float32) float32 { return float32(math.Exp(float64(x))) },

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 	"math/rand"
 	"sort"
 	"strings"
@@ -15,7 +16,7 @@ const PadID int32 = 0
 
 // Config describes a classifier; it is saved with the model.
 type Config struct {
-	Arch       string  `json:"arch"` // cnn | bilstm | lstm
+	Arch       string  `json:"arch"` // cnn | bilstm | lstm | transformer
 	VocabSize  int     `json:"vocab_size"`
 	EmbedDim   int     `json:"embed_dim"`
 	NumClasses int     `json:"num_classes"`
@@ -49,10 +50,13 @@ type Config struct {
 	// IBP models (100 and 100), whose certified training needs them.
 	InputLayer int `json:"input_layer,omitempty"`
 	HeadHidden int `json:"head_hidden,omitempty"`
+	// Transformer is the encoder's shape when Arch is transformer
+	// (EmbedDim must equal its Hidden).
+	Transformer *TransformerConfig `json:"transformer,omitempty"`
 }
 
 // Archs lists the encoder architectures.
-var Archs = []string{"cnn", "bilstm", "lstm"}
+var Archs = []string{"cnn", "bilstm", "lstm", "transformer"}
 
 // DefaultConfig returns the defaults for an architecture: Kim CNN with
 // widths 3,4,5 and 100 filters each, dropout 0.5; LSTMs with 150 units per
@@ -64,6 +68,9 @@ func DefaultConfig(arch string) Config {
 		c.Filters, c.Widths = 100, []int{3, 4, 5}
 	case "bilstm", "lstm":
 		c.Hidden, c.Pool = 150, "max"
+	case "transformer":
+		tc := DefaultTransformerConfig()
+		c.Transformer, c.EmbedDim, c.Dropout, c.EmbedInit = &tc, 128, 0.1, 0.02*math.Sqrt(3)
 	}
 	return c
 }
@@ -103,6 +110,19 @@ func (c Config) Validate() error {
 		}
 		if c.Pool != "max" && c.Pool != "mean" {
 			return fmt.Errorf("pool %q: want max or mean", c.Pool)
+		}
+	case "transformer":
+		if c.Transformer == nil {
+			return fmt.Errorf("transformer: no encoder shape in the config")
+		}
+		if err := c.Transformer.Validate(c.EmbedDim); err != nil {
+			return err
+		}
+		if c.InputLayer > 0 {
+			return fmt.Errorf("transformer: an input layer (%d) is not supported", c.InputLayer)
+		}
+		if c.MaxLen > c.Transformer.MaxPositions {
+			return fmt.Errorf("transformer: max length %d exceeds the model's %d positions", c.MaxLen, c.Transformer.MaxPositions)
 		}
 	default:
 		return fmt.Errorf("unknown architecture %q (valid: %s)", c.Arch, strings.Join(Archs, ", "))
@@ -158,6 +178,9 @@ func New(cfg Config, rng *rand.Rand) (*Classifier, error) {
 		m.Enc = NewCNN(in, cfg.Filters, cfg.Widths, rng)
 	case "bilstm", "lstm":
 		m.Enc = NewRNN(in, cfg.Hidden, cfg.Arch == "bilstm", cfg.Pool, cfg.Tanh, rng)
+	case "transformer":
+		m.Emb.W.Name = "embeddings.word_embeddings.weight"
+		m.Enc = NewTransformer(*cfg.Transformer, cfg.EmbedDim, rng)
 	}
 	out := m.Enc.OutDim()
 	if cfg.HeadHidden > 0 {

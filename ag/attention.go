@@ -1,0 +1,172 @@
+package ag
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// SelfAttention is multi-head scaled dot-product attention restricted to
+// each row's real tokens: q, k and v are [B, L, H] with head h in columns
+// h·dh … (h+1)·dh, dh = H/heads. Row b attends from and to its first
+// lengths[b] positions only; its padded positions come out zero. With p > 0
+// on a training tape the attention probabilities are dropped out (BERT's
+// attention_probs_dropout_prob), drawing from t.Rng in a fixed order.
+//
+// It is one fused op rather than reshapes, transposes, a masked softmax and
+// two batched products: heads are strided views of q, k, v (GEMMs with a
+// leading dimension H), masking never pads a score matrix, and the work is
+// split over (row, head) pairs that write disjoint columns, so results do
+// not depend on the worker count and a row gives the same values alone or
+// in any batch.
+func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) *Var {
+	qs := q.Shape()
+	if len(qs) != 3 || !tensor.SameShape(qs, k.Shape()) || !tensor.SameShape(qs, v.Shape()) {
+		panic(fmt.Sprintf("ag.SelfAttention: shapes %v, %v, %v", qs, k.Shape(), v.Shape()))
+	}
+	nb, l, h := qs[0], qs[1], qs[2]
+	if heads < 1 || h%heads != 0 || len(lengths) != nb {
+		panic(fmt.Sprintf("ag.SelfAttention: %d heads for width %d, %d lengths for %d rows", heads, h, len(lengths), nb))
+	}
+	dh := h / heads
+	scale := float32(1 / math.Sqrt(float64(dh)))
+	// Row b's probabilities for all heads start at off[b] in probs.
+	n := make([]int, nb)
+	off := make([]int, nb+1)
+	for b, m := range lengths {
+		n[b] = min(max(m, 0), l)
+		off[b+1] = off[b] + heads*n[b]*n[b]
+	}
+	probs := make([]float32, off[nb])
+	var drop []float32 // kept probabilities times 1/(1-p); nil without dropout
+	if t.Train && p > 0 {
+		drop = make([]float32, len(probs))
+		keep := 1 / (1 - p)
+		for i := range drop {
+			if t.Rng.Float32() >= p {
+				drop[i] = keep
+			}
+		}
+	}
+	Q, K, V := q.Data(), k.Data(), v.Data()
+	out := tensor.New(nb, l, h)
+	O := out.Data
+	pairs := nb * heads
+	tensor.ParallelFor(pairs, 4*l*l*dh, func(lo, hi int) {
+		for pr := lo; pr < hi; pr++ {
+			b, hd := pr/heads, pr%heads
+			m := n[b]
+			if m == 0 {
+				continue
+			}
+			base := b*l*h + hd*dh
+			P := probs[off[b]+hd*m*m : off[b]+(hd+1)*m*m]
+			tensor.Gemm(false, true, m, m, dh, scale, Q[base:], h, K[base:], h, 0, P, m)
+			for r := 0; r < m; r++ {
+				softmaxRowInPlace(P[r*m : (r+1)*m])
+			}
+			use := P
+			if drop != nil {
+				use = tensor.GetScratch(m * m)
+				D := drop[off[b]+hd*m*m:]
+				for i := range use {
+					use[i] = P[i] * D[i]
+				}
+			}
+			tensor.Gemm(false, false, m, dh, m, 1, use, m, V[base:], h, 0, O[base:], h)
+			if drop != nil {
+				tensor.PutScratch(use)
+			}
+		}
+	})
+	return t.op(out, func(o *Var) {
+		G := o.Grad.Data
+		var gq, gk, gv []float32
+		if t.needs(q) {
+			gq = q.grad()
+		}
+		if t.needs(k) {
+			gk = k.grad()
+		}
+		if t.needs(v) {
+			gv = v.grad()
+		}
+		tensor.ParallelFor(pairs, 8*l*l*dh, func(lo, hi int) {
+			for pr := lo; pr < hi; pr++ {
+				b, hd := pr/heads, pr%heads
+				m := n[b]
+				if m == 0 {
+					continue
+				}
+				base := b*l*h + hd*dh
+				P := probs[off[b]+hd*m*m : off[b]+(hd+1)*m*m]
+				used := P
+				if drop != nil {
+					used = tensor.GetScratch(m * m)
+					D := drop[off[b]+hd*m*m:]
+					for i := range used {
+						used[i] = P[i] * D[i]
+					}
+				}
+				if gv != nil { // dV += usedᵀ · G
+					tensor.Gemm(true, false, m, dh, m, 1, used, m, G[base:], h, 1, gv[base:], h)
+				}
+				if drop != nil {
+					tensor.PutScratch(used)
+				}
+				if gq == nil && gk == nil {
+					continue
+				}
+				// dP = G · Vᵀ, through the dropout mask, then the softmax's
+				// Jacobian: dS = P ⊙ (dP − Σ_j dP·P).
+				dS := tensor.GetScratch(m * m)
+				tensor.Gemm(false, true, m, m, dh, 1, G[base:], h, V[base:], h, 0, dS, m)
+				if drop != nil {
+					D := drop[off[b]+hd*m*m:]
+					for i := range dS[:m*m] {
+						dS[i] *= D[i]
+					}
+				}
+				for r := 0; r < m; r++ {
+					pr, dr := P[r*m:(r+1)*m], dS[r*m:(r+1)*m]
+					var s float32
+					for j, x := range pr {
+						s += x * dr[j]
+					}
+					for j, x := range pr {
+						dr[j] = x * (dr[j] - s)
+					}
+				}
+				if gq != nil { // dQ += scale · dS · K
+					tensor.Gemm(false, false, m, dh, m, scale, dS, m, K[base:], h, 1, gq[base:], h)
+				}
+				if gk != nil { // dK += scale · dSᵀ · Q
+					tensor.Gemm(true, false, m, dh, m, scale, dS, m, Q[base:], h, 1, gk[base:], h)
+				}
+				tensor.PutScratch(dS)
+			}
+		})
+	}, q, k, v)
+}
+
+// softmaxRowInPlace is softmaxRow with the vector exponential, for the
+// many short rows of attention scores.
+func softmaxRowInPlace(x []float32) {
+	m := float32(math.Inf(-1))
+	for _, v := range x {
+		m = max(m, v)
+	}
+	for j := range x {
+		x[j] -= m
+	}
+	expVec(x)
+	var s float32
+	for _, v := range x {
+		s += v
+	}
+	inv := 1 / s
+	for j := range x {
+		x[j] *= inv
+	}
+}

@@ -1,0 +1,118 @@
+package ag
+
+import (
+	"math"
+	"math/rand"
+	"testing"
+
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// naiveAttention computes SelfAttention's forward pass in float64 with
+// plain loops, from the definition.
+func naiveAttention(q, k, v *tensor.Tensor, heads int, lengths []int) []float64 {
+	nb, l, h := q.Shape[0], q.Shape[1], q.Shape[2]
+	dh := h / heads
+	out := make([]float64, nb*l*h)
+	at := func(x *tensor.Tensor, b, i, c int) float64 { return float64(x.Data[(b*l+i)*h+c]) }
+	for b := 0; b < nb; b++ {
+		n := lengths[b]
+		for hd := 0; hd < heads; hd++ {
+			for i := 0; i < n; i++ {
+				s := make([]float64, n)
+				m := math.Inf(-1)
+				for j := 0; j < n; j++ {
+					for c := hd * dh; c < (hd+1)*dh; c++ {
+						s[j] += at(q, b, i, c) * at(k, b, j, c)
+					}
+					s[j] /= math.Sqrt(float64(dh))
+					m = math.Max(m, s[j])
+				}
+				var z float64
+				for j := range s {
+					s[j] = math.Exp(s[j] - m)
+					z += s[j]
+				}
+				for c := hd * dh; c < (hd+1)*dh; c++ {
+					var acc float64
+					for j := 0; j < n; j++ {
+						acc += s[j] / z * at(v, b, j, c)
+					}
+					out[(b*l+i)*h+c] = acc
+				}
+			}
+		}
+	}
+	return out
+}
+
+func TestSelfAttentionMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewSource(5))
+	q, k, v := randT(r, 3, 7, 12), randT(r, 3, 7, 12), randT(r, 3, 7, 12)
+	lengths := []int{7, 4, 1}
+	got := NewTape().SelfAttention(NewTape().Const(q), NewTape().Const(k), NewTape().Const(v), 4, lengths, 0).Data()
+	want := naiveAttention(q, k, v, 4, lengths)
+	for i, w := range want {
+		if math.Abs(float64(got[i])-w) > 1e-5 {
+			t.Fatalf("element %d: got %g, want %g", i, got[i], w)
+		}
+	}
+	// Padded positions are zero: row 1 from position 4, row 2 from 1.
+	for _, i := range []int{(1*7+4)*12 + 3, (2*7+1)*12 + 0, (2*7+6)*12 + 11} {
+		if got[i] != 0 {
+			t.Errorf("padded element %d = %g, want 0", i, got[i])
+		}
+	}
+}
+
+// TestSelfAttentionPaddingInvariant: a row gives the same values alone and
+// padded inside a longer batch, whatever the worker count.
+func TestSelfAttentionPaddingInvariant(t *testing.T) {
+	r := rand.New(rand.NewSource(6))
+	const l, h, n = 9, 8, 5
+	q, k, v := randT(r, 2, l, h), randT(r, 2, l, h), randT(r, 2, l, h)
+	batch := NewTape().SelfAttention(NewTape().Const(q), NewTape().Const(k), NewTape().Const(v), 2, []int{l, n}, 0).Data()
+	row := func(x *tensor.Tensor) *tensor.Tensor {
+		return tensor.From(append([]float32(nil), x.Data[l*h:l*h+n*h]...), 1, n, h)
+	}
+	defer tensor.SetWorkers(tensor.Workers())
+	tensor.SetWorkers(1)
+	alone := NewTape().SelfAttention(NewTape().Const(row(q)), NewTape().Const(row(k)), NewTape().Const(row(v)), 2, []int{n}, 0).Data()
+	for i, a := range alone {
+		if b := batch[l*h+i]; a != b {
+			t.Fatalf("element %d: %g alone, %g in the batch", i, a, b)
+		}
+	}
+}
+
+// TestSelfAttentionDropout: the mask is drawn from the tape's stream (the
+// same seed gives the same output), inference ignores it, and dropped
+// probabilities change the output.
+func TestSelfAttentionDropout(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	q, k, v := randT(r, 2, 6, 8), randT(r, 2, 6, 8), randT(r, 2, 6, 8)
+	run := func(train bool, seed int64) []float32 {
+		tp := NewTape()
+		tp.Train, tp.Rng = train, rand.New(rand.NewSource(seed))
+		return tp.SelfAttention(tp.Const(q), tp.Const(k), tp.Const(v), 2, []int{6, 3}, 0.5).Data()
+	}
+	a, b, c, inf := run(true, 1), run(true, 1), run(true, 2), run(false, 1)
+	same := func(x, y []float32) bool {
+		for i := range x {
+			if x[i] != y[i] {
+				return false
+			}
+		}
+		return true
+	}
+	if !same(a, b) {
+		t.Error("the same seed gave different outputs")
+	}
+	if same(a, c) || same(a, inf) {
+		t.Error("dropout changed nothing")
+	}
+	plain := NewTape().SelfAttention(NewTape().Const(q), NewTape().Const(k), NewTape().Const(v), 2, []int{6, 3}, 0).Data()
+	if !same(inf, plain) {
+		t.Error("dropout acted on an inference tape")
+	}
+}
