@@ -33,6 +33,17 @@ type Target struct {
 	// that position's embedding: the gradient word-importance order needs
 	// it. FromModel sets it.
 	InputGrad func(seq []int32, label int) []float64
+	// Encode, when set, is the victim's own text pipeline: each candidate
+	// is written back into the original text (text.Detokenize) and Encode
+	// gives the ids the victim reads, so a transformer sees exactly the
+	// perturbed text, re-tokenized into word pieces. Vocab is then an open
+	// vocabulary (every substitute has an id) and the incremental fast
+	// path is off.
+	Encode func(text string) []int32
+	// UnkText is what Encode reads for the UNK id that word-importance
+	// orders put in a word's place ("[UNK]", which a WordPiece tokenizer
+	// keeps as its unknown token).
+	UnkText string
 }
 
 // FromModel makes a Target of a loaded model.
@@ -151,7 +162,7 @@ func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 	}
 	orig := t.Vocab.Encode(words[:n], 0)
 	s := &State{
-		Target: t, attack: a, Words: words, Orig: orig, NumWords: len(words), Label: ex.Label,
+		Target: t, attack: a, Words: words, Orig: orig, NumWords: len(words), Label: ex.Label, text: ex.Text, toks: toks,
 		Rng: rand.New(rand.NewSource(seedFor(seed, ex.Index))), cache: map[string]Scored{},
 	}
 	res := Result{Index: ex.Index, OriginalText: ex.Text, PerturbedText: ex.Text, GroundTruth: ex.Label, NumWords: len(words)}
@@ -251,6 +262,50 @@ type State struct {
 	// unkSub[i] is the out-of-vocabulary word that UNK stands for at
 	// position i (Attack.OOVAsUnk); "" when there is none.
 	unkSub []string
+	// text and toks are the original text and its tokens, from which
+	// Target.Encode's candidates are written.
+	text string
+	toks []text.Token
+}
+
+// victimPredict is Target.Victim.Predict on word-id sequences, through
+// Target.Encode when the victim reads text its own way.
+func (s *State) victimPredict(seqs [][]int32) [][]float32 {
+	if s.Target.Encode == nil {
+		return s.Target.Victim.Predict(seqs)
+	}
+	enc := make([][]int32, len(seqs))
+	for i, q := range seqs {
+		enc[i] = s.Target.Encode(s.textOf(q))
+	}
+	return s.Target.Victim.Predict(enc)
+}
+
+// textOf writes a candidate into the original text for Target.Encode: its
+// substitutions, UNK (with no out-of-vocabulary word behind it) as
+// Target.UnkText, and a sequence one shorter than the original as that
+// original with one word deleted (the deletion word-importance order).
+func (s *State) textOf(seq []int32) string {
+	replace := map[int]string{}
+	if len(seq) == len(s.Orig)-1 {
+		i := 0
+		for i < len(seq) && seq[i] == s.Orig[i] {
+			i++
+		}
+		replace[i] = ""
+		seq = append(append(seq[:i:i], s.Orig[i]), seq[i:]...)
+	}
+	for i, id := range seq {
+		if id == s.Orig[i] {
+			continue
+		}
+		if id == text.UnkID && (s.unkSub == nil || s.unkSub[i] == "") {
+			replace[i] = s.Target.UnkText
+		} else {
+			replace[i] = s.word(i, id)
+		}
+	}
+	return text.Detokenize(s.text, s.toks, replace)
 }
 
 // key is a sequence's bytes as a map key.

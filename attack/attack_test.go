@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -422,6 +423,62 @@ func TestOOVSubstitutesReachTheModelAsUnk(t *testing.T) {
 			if r.Type != Successful || r.NumPerturbed != 1 || r.PerturbedText != "the movie was grand" {
 				t.Fatalf("%s, OOV as UNK: %+v", name, r)
 			}
+		}
+	}
+}
+
+// TestTextVictimReadsThePerturbedText: with Target.Encode, every candidate
+// reaches the victim as the original text with the substitution written in
+// (a deleted word as nothing, UNK as Target.UnkText), and any substitute has
+// an id in the open vocabulary; the searches find what they find on ids.
+func TestTextVictimReadsThePerturbedText(t *testing.T) {
+	own := map[string]int32{"the": 1, "movie": 2, "was": 3, "truly": 4, "good": 5, "fine": 6, "[UNK]": 7}
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	encode := func(s string) []int32 {
+		mu.Lock()
+		seen[s] = true
+		mu.Unlock()
+		var ids []int32
+		for _, w := range strings.Fields(s) {
+			ids = append(ids, own[w]) // 0 for a word the victim does not know
+		}
+		return ids
+	}
+	m := &linear{w: map[int32]float64{own["good"]: 4, own["fine"]: 3}, bias: -2}
+	tg := Target{Victim: m, Vocab: text.NewOpenVocab(), Tok: text.NewWhitespace(), Encode: encode, UnkText: "[UNK]"}
+	syn := lexicon.NewNeighbors("test")
+	syn.Set("good", []string{"fine", "grand"}) // "grand" is in no closed vocabulary
+	syn.Set("truly", []string{"really"})
+	for name, s := range searches() {
+		if name == "greedy-grad" || name == "hla" {
+			continue // need input gradients or a sentence encoder, not text
+		}
+		a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: s}
+		r, err := a.Run(tg, Example{Text: "the movie was truly good", Label: 1}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Type != Successful || r.PerturbedText != "the movie was truly grand" {
+			t.Fatalf("%s: %+v", name, r)
+		}
+	}
+	for _, want := range []string{"the movie was truly good", "the movie was truly grand", "the movie was really good"} {
+		if !seen[want] {
+			t.Errorf("the victim never read %q", want)
+		}
+	}
+	a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: Greedy{Order: ByDelete}}
+	if _, err := a.Run(tg, Example{Text: "the movie was truly good", Label: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	a.Search = Greedy{Order: ByUnk}
+	if _, err := a.Run(tg, Example{Text: "the movie was truly good", Label: 1}, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"the movie was  good", "the movie was truly ", "the movie was [UNK] good"} {
+		if !seen[want] {
+			t.Errorf("the victim never read %q", want)
 		}
 	}
 }

@@ -24,7 +24,7 @@ const rebaseEdits = 16
 // rounding.
 func (s *State) predict(seqs [][]int32) [][]float32 {
 	if s.incremental() == nil || len(seqs) == 0 {
-		return s.Target.Victim.Predict(seqs)
+		return s.victimPredict(seqs)
 	}
 	edits, near := s.editsFromBase(seqs)
 	dels := s.deletionsFromBase(seqs)
@@ -61,7 +61,7 @@ func (s *State) predict(seqs [][]int32) [][]float32 {
 		}
 	}
 	if len(far) > 0 {
-		for j, p := range s.Target.Victim.Predict(far) {
+		for j, p := range s.victimPredict(far) {
 			out[farAt[j]] = p
 		}
 	}
@@ -72,7 +72,7 @@ func (s *State) predict(seqs [][]int32) [][]float32 {
 // victim has none or the fast path is off.
 func (s *State) incremental() *nn.Incremental {
 	iv, ok := s.Target.Victim.(IncrementalVictim)
-	if !ok || s.Target.NoIncremental {
+	if !ok || s.Target.NoIncremental || s.Target.Encode != nil {
 		return nil
 	}
 	if s.inc == nil {
@@ -147,7 +147,7 @@ func (s *State) QueryFamilies(parents, kids [][]int32, of []int) ([]Scored, []Sc
 		s.store(near, ep)
 	}
 	if len(far) > 0 {
-		s.store(far, s.Target.Victim.Predict(far))
+		s.store(far, s.victimPredict(far))
 	}
 	return s.lookup(parents), s.lookup(kids), err
 }

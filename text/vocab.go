@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 )
 
 // Reserved ids and words. A zero-filled id batch is all padding, and every
@@ -20,6 +21,8 @@ const (
 type Vocab struct {
 	words []string
 	index map[string]int32
+	// open, when set, makes ID add unknown words (NewOpenVocab).
+	open *sync.RWMutex
 }
 
 // CountWords counts every token of docs.
@@ -103,16 +106,55 @@ func NewVocab(words []string) (*Vocab, error) {
 	return v, nil
 }
 
-// ID returns the id of w, or UnkID when w is not in the vocabulary.
+// NewOpenVocab is a vocabulary in which every word has an id: ID gives a
+// new word the next id on first sight. It serves models that read text
+// rather than a closed word list (a transformer re-tokenizes words into
+// pieces), so word-level attacks can name any substitute. Safe for
+// concurrent use.
+func NewOpenVocab() *Vocab {
+	v, _ := NewVocab([]string{PadWord, UnkWord})
+	v.open = new(sync.RWMutex)
+	return v
+}
+
+// Open reports whether v is an open vocabulary (NewOpenVocab).
+func (v *Vocab) Open() bool { return v.open != nil }
+
+// ID returns the id of w, or UnkID when w is not in the vocabulary (an open
+// vocabulary adds it instead). The empty word is always UnkID.
 func (v *Vocab) ID(w string) int32 {
+	if v.open == nil {
+		if id, ok := v.index[w]; ok {
+			return id
+		}
+		return UnkID
+	}
+	v.open.RLock()
+	id, ok := v.index[w]
+	v.open.RUnlock()
+	if ok {
+		return id
+	}
+	if w == "" {
+		return UnkID
+	}
+	v.open.Lock()
+	defer v.open.Unlock()
 	if id, ok := v.index[w]; ok {
 		return id
 	}
-	return UnkID
+	id = int32(len(v.words))
+	v.words = append(v.words, w)
+	v.index[w] = id
+	return id
 }
 
 // Word returns the word with the given id, or UnkWord for an id out of range.
 func (v *Vocab) Word(id int32) string {
+	if v.open != nil {
+		v.open.RLock()
+		defer v.open.RUnlock()
+	}
 	if id < 0 || int(id) >= len(v.words) {
 		return UnkWord
 	}
@@ -120,13 +162,29 @@ func (v *Vocab) Word(id int32) string {
 }
 
 // Len returns the number of ids, PadWord and UnkWord included.
-func (v *Vocab) Len() int { return len(v.words) }
+func (v *Vocab) Len() int {
+	if v.open != nil {
+		v.open.RLock()
+		defer v.open.RUnlock()
+	}
+	return len(v.words)
+}
 
 // Words returns a copy of the word list (index = id).
-func (v *Vocab) Words() []string { return append([]string(nil), v.words...) }
+func (v *Vocab) Words() []string {
+	if v.open != nil {
+		v.open.RLock()
+		defer v.open.RUnlock()
+	}
+	return append([]string(nil), v.words...)
+}
 
-// Has reports whether w has its own id (PadWord and UnkWord included).
+// Has reports whether w has its own id (PadWord and UnkWord included); an
+// open vocabulary has every non-empty word.
 func (v *Vocab) Has(w string) bool {
+	if v.open != nil {
+		return w != ""
+	}
 	_, ok := v.index[w]
 	return ok
 }
@@ -146,10 +204,11 @@ func (v *Vocab) Encode(tokens []string, maxLen int) []int32 {
 
 // MarshalJSON writes the vocabulary as a plain JSON list of words.
 func (v Vocab) MarshalJSON() ([]byte, error) {
-	if v.words == nil {
+	words := v.Words()
+	if words == nil {
 		return []byte("[]"), nil
 	}
-	return json.Marshal(v.words)
+	return json.Marshal(words)
 }
 
 // UnmarshalJSON reads a JSON list of words, validated as by NewVocab.

@@ -2,8 +2,10 @@ package text
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -157,5 +159,44 @@ func TestVocabJSON(t *testing.T) {
 	}
 	if data, _ := json.Marshal(Vocab{}); string(data) != "[]" {
 		t.Errorf("zero Vocab marshals as %s", data)
+	}
+}
+
+// TestOpenVocab: every word gets an id, the same one each time, also when
+// goroutines add words at once; Word maps ids back.
+func TestOpenVocab(t *testing.T) {
+	v := NewOpenVocab()
+	if !v.Open() || v.Len() != 2 || v.ID("") != UnkID || !v.Has("anything") || v.Has("") {
+		t.Fatalf("fresh open vocabulary: len %d, open %v", v.Len(), v.Open())
+	}
+	a := v.ID("alpha")
+	if a != 2 || v.ID("alpha") != a || v.Word(a) != "alpha" {
+		t.Fatalf("alpha got id %d, then %d, word %q", a, v.ID("alpha"), v.Word(a))
+	}
+	var wg sync.WaitGroup
+	ids := make([][]int32, 4)
+	for g := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				ids[g] = append(ids[g], v.ID(fmt.Sprintf("w%d", i)))
+			}
+		}()
+	}
+	wg.Wait()
+	for g := range ids {
+		for i, id := range ids[g] {
+			if id != ids[0][i] || v.Word(id) != fmt.Sprintf("w%d", i) {
+				t.Fatalf("goroutine %d word %d: id %d (first goroutine %d), word %q", g, i, id, ids[0][i], v.Word(id))
+			}
+		}
+	}
+	if v.Len() != 203 {
+		t.Errorf("len %d, want 203", v.Len())
+	}
+	closed, _ := NewVocab([]string{PadWord, UnkWord, "x"})
+	if closed.ID("y") != UnkID || closed.Len() != 3 || closed.Open() {
+		t.Error("a closed vocabulary added a word")
 	}
 }
