@@ -10,6 +10,16 @@ func (m *Classifier) ForwardFLOPs(b, l int) float64 {
 		f += 2 * bl * float64(m.Cfg.EmbedDim) * d
 	}
 	switch m.Cfg.Arch {
+	case "transformer":
+		// Per layer and token: Q, K, V and the output projection (4·d²), the
+		// feed-forward (2·d·I) and attention over l keys (scores and
+		// weighted values, 2·l·d); the tanh pooler once per sentence.
+		tc := m.Cfg.Transformer
+		perTok := 4*d*d + 2*d*float64(tc.Intermediate) + 2*float64(l)*d
+		f += 2 * bl * perTok * float64(tc.Layers)
+		if tc.Pool == "pooler" {
+			f += 2 * float64(b) * d * d
+		}
 	case "cnn":
 		for _, w := range m.Cfg.Widths {
 			f += 2 * bl * d * float64(w*m.Cfg.Filters)

@@ -3,6 +3,7 @@ package optim
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/tensor"
@@ -20,6 +21,15 @@ type AdamConfig struct {
 	// NoBiasCorrection drops the 1-βᵗ corrections, as the original BERT
 	// optimizer (BertAdam) does; use it with Decoupled to reproduce it.
 	NoBiasCorrection bool
+	// NoDecay, when set, exempts the params it names from weight decay
+	// (BERT fine-tuning exempts biases and LayerNorm weights: NoDecayBERT).
+	NoDecay func(name string) bool
+}
+
+// NoDecayBERT is the weight-decay exemption of BERT fine-tuning (Hugging
+// Face's run_glue and Trainer): biases and LayerNorm parameters.
+func NoDecayBERT(name string) bool {
+	return strings.HasSuffix(name, ".bias") || strings.Contains(name, "LayerNorm")
 }
 
 // Adam is the Adam optimizer with PyTorch's update rule:
@@ -96,15 +106,18 @@ func (a *Adam) Step(params []*ag.Param) {
 			panic(fmt.Sprintf("optim: param %q has shape %v but its Adam state has %v", p.Name, p.Value.Shape, st.shape))
 		}
 		st.step++
-		a.update(p.Value.Data, p.Grad.Data, st)
+		a.update(p.Value.Data, p.Grad.Data, st, a.cfg.NoDecay != nil && a.cfg.NoDecay(p.Name))
 	}
 }
 
 // update applies one step to a param's values w with gradient g. The
 // per-step scalars are computed in float64, the per-element work in
 // float32 like PyTorch on float32 tensors.
-func (a *Adam) update(w, g []float32, st *adamState) {
+func (a *Adam) update(w, g []float32, st *adamState, noDecay bool) {
 	c := a.cfg
+	if noDecay {
+		c.WeightDecay = 0
+	}
 	bc1, bc2 := 1.0, 1.0
 	if !c.NoBiasCorrection {
 		bc1 = 1 - math.Pow(c.Beta1, float64(st.step))

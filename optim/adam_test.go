@@ -279,3 +279,22 @@ func BenchmarkAdamEmbedding(b *testing.B) {
 		opt.Step(params)
 	}
 }
+
+// TestNoDecayExemptsNamedParams: AdamW with BERT's exemption shrinks a
+// weight matrix but not a bias or a LayerNorm weight (zero gradients, so
+// only the decay moves them).
+func TestNoDecayExemptsNamedParams(t *testing.T) {
+	opt := NewAdam(AdamConfig{LR: 0.1, WeightDecay: 0.5, Decoupled: true, NoDecay: NoDecayBERT})
+	var ps []*ag.Param
+	for _, name := range []string{"encoder.layer.0.output.dense.weight", "encoder.layer.0.output.dense.bias", "embeddings.LayerNorm.weight"} {
+		p := ag.NewParam(name, tensor.From([]float32{4}, 1))
+		p.Grad = tensor.New(1)
+		ps = append(ps, p)
+	}
+	opt.Step(ps)
+	for i, want := range []float32{3.8, 4, 4} {
+		if got := ps[i].Value.Data[0]; math.Abs(float64(got-want)) > 1e-6 {
+			t.Errorf("%s: %g, want %g", ps[i].Name, got, want)
+		}
+	}
+}

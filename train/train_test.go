@@ -400,3 +400,41 @@ func TestResumeInsideEpochMatchesUninterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestLinearScheduleWarmsUpAndDecays: with the linear schedule the epochs
+// log the rate of their last step: rising through the warm-up share, then
+// falling to 0 at the last step; AdamW trains as well as Adam here.
+func TestLinearScheduleWarmsUpAndDecays(t *testing.T) {
+	m, tr, dv := setup(t, "cnn", 1)
+	opt := Options{Epochs: 4, BatchSize: 16, Seed: 5, LR: 0.01, Optimizer: "adamw", WeightDecay: 0.01,
+		Schedule: "linear", Warmup: 0.5, Out: filepath.Join(t.TempDir(), "m")}
+	res, err := Run(m, Standard{}, tr, dv, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := res.Epochs[0].Steps
+	total := 4 * steps
+	warm := total / 2
+	for i, e := range res.Epochs {
+		last := (i+1)*steps - 1
+		want := 0.01 * float64(last+1) / float64(warm)
+		if last >= warm {
+			want = 0.01 * float64(total-last) / float64(total-warm)
+		}
+		if d := e.LR - want; d > 1e-12 || d < -1e-12 {
+			t.Errorf("epoch %d ends at rate %g, want %g", e.Epoch, e.LR, want)
+		}
+	}
+	if res.BestDevAcc < 0.8 {
+		t.Errorf("best dev accuracy %g on the generated task", res.BestDevAcc)
+	}
+	if m.Training["schedule"] != "linear" || m.Training["optimizer"] != "adamw" {
+		t.Errorf("training record %v lacks the schedule or optimizer", m.Training)
+	}
+	for _, bad := range []Options{{Warmup: 0.1}, {Schedule: "cosine"}, {Schedule: "linear", Warmup: 1}, {Schedule: "linear", DecayEpochs: []int{2}}} {
+		bad.Out = filepath.Join(t.TempDir(), "m")
+		if _, err := Run(m, Standard{}, tr, dv, bad); err == nil {
+			t.Errorf("options %+v accepted", bad)
+		}
+	}
+}

@@ -24,7 +24,7 @@ import (
 type Options struct {
 	Epochs      int     // 10
 	BatchSize   int     // 64
-	Optimizer   string  // adam | sgd (adam)
+	Optimizer   string  // adam | adamw | sgd (adam); adamw decays weights decoupled, biases and LayerNorms exempt
 	LR          float64 // 1e-3
 	Momentum    float64 // sgd only
 	WeightDecay float64
@@ -33,6 +33,12 @@ type Options struct {
 	// of each listed epoch (1-based), as PyTorch's MultiStepLR.
 	DecayEpochs []int
 	DecayGamma  float64
+	// Schedule "linear" sets the learning rate at every step: a linear
+	// warm-up over the first Warmup share of all steps, then a linear decay
+	// that reaches 0 just after the last step (BERT fine-tuning; Hugging Face's
+	// get_linear_schedule_with_warmup). "" keeps LR (and DecayEpochs).
+	Schedule string
+	Warmup   float64
 	Seed        int64
 	// Patience stops training after this many epochs without a better dev
 	// accuracy; 0 never stops early.
@@ -85,10 +91,28 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("epochs %d and batch size %d must be positive", o.Epochs, o.BatchSize)
 	case o.LR < 0 || o.Clip < 0:
 		return fmt.Errorf("learning rate %g and clip %g must not be negative", o.LR, o.Clip)
-	case o.Optimizer != "adam" && o.Optimizer != "sgd":
-		return fmt.Errorf("optimizer %q: want adam or sgd", o.Optimizer)
+	case o.Optimizer != "adam" && o.Optimizer != "adamw" && o.Optimizer != "sgd":
+		return fmt.Errorf("optimizer %q: want adam, adamw or sgd", o.Optimizer)
+	case o.Schedule != "" && o.Schedule != "linear":
+		return fmt.Errorf("schedule %q: want linear or none", o.Schedule)
+	case !(o.Warmup >= 0 && o.Warmup < 1):
+		return fmt.Errorf("warm-up share %g must be in [0, 1)", o.Warmup)
+	case o.Warmup > 0 && o.Schedule == "":
+		return fmt.Errorf("a warm-up (%g) needs the linear schedule", o.Warmup)
+	case o.Schedule != "" && len(o.DecayEpochs) > 0:
+		return fmt.Errorf("the %s schedule and decay epochs %v both set the learning rate: pick one", o.Schedule, o.DecayEpochs)
 	}
 	return nil
+}
+
+// stepSchedule returns the per-step learning rates of the linear schedule
+// for steps batches per epoch, or nil without one.
+func (o *Options) stepSchedule(steps int) optim.Schedule {
+	if o.Schedule == "" {
+		return nil
+	}
+	total := o.Epochs * steps
+	return optim.LinearWarmupDecay(o.LR, int(o.Warmup*float64(total)), total)
 }
 
 // EpochStats is one line of the metrics log.
@@ -209,6 +233,10 @@ func NewOptimizer(opt Options) optim.Optimizer {
 	if opt.Optimizer == "sgd" {
 		return optim.NewSGD(opt.LR, opt.Momentum, opt.WeightDecay)
 	}
+	if opt.Optimizer == "adamw" {
+		return optim.NewAdam(optim.AdamConfig{LR: opt.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: opt.WeightDecay,
+			Decoupled: true, NoDecay: optim.NoDecayBERT})
+	}
 	return optim.NewAdam(optim.AdamConfig{LR: opt.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: opt.WeightDecay})
 }
 
@@ -270,6 +298,7 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		var tapeSrc *seeded.Source
 		tape.Rng, tapeSrc = seeded.New(opt.Seed*7_919 + int64(epoch))
 		batches := Batches(trainSet, opt.BatchSize, rng, minLen)
+		sched := opt.stepSchedule(len(batches)) // every epoch has the same number of batches
 		bar := newProgress(opt.Progress, fmt.Sprintf("epoch %d/%d", epoch, opt.Epochs), len(batches))
 		start, lastSave := time.Now(), time.Now()
 		ep := partialEpoch{Epoch: epoch, Terms: map[string]float64{}}
@@ -286,6 +315,10 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			tape.Reset()
 			if sc, ok := obj.(Scheduled); ok {
 				sc.AtStep((epoch-1)*len(batches) + step)
+			}
+			if sched != nil {
+				lr = sched.LR((epoch-1)*len(batches)+step, epoch)
+				opz.SetLR(lr)
 			}
 			out, err := obj.Loss(tape, m.Net, b)
 			if err != nil {
@@ -397,6 +430,9 @@ func trainingRecord(opt Options, obj Objective, r Result) map[string]any {
 	}
 	if opt.WeightDecay > 0 {
 		rec["weight_decay"] = opt.WeightDecay
+	}
+	if opt.Schedule != "" {
+		rec["schedule"], rec["warmup"] = opt.Schedule, opt.Warmup
 	}
 	for k, v := range opt.Info {
 		rec[k] = v
