@@ -39,7 +39,7 @@ type Options struct {
 	// get_linear_schedule_with_warmup). "" keeps LR (and DecayEpochs).
 	Schedule string
 	Warmup   float64
-	Seed        int64
+	Seed     int64
 	// Patience stops training after this many epochs without a better dev
 	// accuracy; 0 never stops early.
 	Patience int
