@@ -116,3 +116,20 @@ func TestSelfAttentionDropout(t *testing.T) {
 		t.Error("dropout acted on an inference tape")
 	}
 }
+
+// TestGELUMatchesErf: the float32 GELU stays within 1e-6 of the float64
+// erf form over the range activations take.
+func TestGELUMatchesErf(t *testing.T) {
+	var xs []float32
+	for x := -12.0; x <= 12; x += 0.001 {
+		xs = append(xs, float32(x))
+	}
+	got := NewTape().GELU(NewTape().Const(tensor.From(xs, len(xs)))).Data()
+	for i, x := range xs {
+		xf := float64(x)
+		want := 0.5 * xf * (1 + math.Erf(xf/math.Sqrt2))
+		if d := math.Abs(float64(got[i]) - want); d > 1e-6*math.Max(1, math.Abs(xf)) {
+			t.Fatalf("GELU(%g) = %g, want %g", x, got[i], want)
+		}
+	}
+}
