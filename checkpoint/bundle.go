@@ -118,34 +118,7 @@ func Save(dir string, b *Bundle) (err error) {
 		return err
 	}
 
-	// Swap: move any old model aside, move the new one in, and put the
-	// old one back if that fails.
-	var old string
-	if exists {
-		if old, err = unusedName(dir + ".old-"); err != nil {
-			return err
-		}
-		if err = rename(dir, old); err != nil {
-			return err
-		}
-	}
-	if err = rename(tmp, dir); err != nil {
-		if old != "" {
-			if rerr := rename(old, dir); rerr != nil {
-				return fmt.Errorf("%w; restoring the previous model also failed (%v): it is at %s", err, rerr, old)
-			}
-		}
-		return err
-	}
-	// The new model is in place from here on; a failed cleanup of the old
-	// copy leaves only a stray sibling, not worth failing the save for.
-	if old != "" {
-		os.RemoveAll(old)
-	}
-	if serr := syncDir(filepath.Dir(dir)); serr != nil {
-		return fmt.Errorf("%s: saved, but syncing its parent failed: %w", dir, serr)
-	}
-	return nil
+	return swapDir(tmp, dir, exists)
 }
 
 // checkReplaceable reports whether dir exists, and refuses a dir that is

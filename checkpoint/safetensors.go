@@ -135,124 +135,271 @@ func validShape(t *tensor.Tensor) bool {
 // tile the data section without gaps or overlap, and match each shape.
 // Errors name path. The metadata map is never nil.
 func ReadSafetensors(path string) (map[string]*tensor.Tensor, map[string]string, error) {
+	return ReadSafetensorsSelect(path, nil)
+}
+
+// ReadSafetensorsSelect is ReadSafetensors loading only the tensors for
+// which keep returns true (all of them when keep is nil). The whole header
+// is validated as ReadSafetensors does, whatever keep says, so a skipped
+// tensor may have any dtype of the format (an I64 buffer, say) but must
+// still be laid out correctly; a kept tensor with a dtype other than F32,
+// F16, BF16 or F64 is an error, reported before any data is read.
+func ReadSafetensorsSelect(path string, keep func(name string) bool) (map[string]*tensor.Tensor, map[string]string, error) {
 	f, size, err := openRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	return decodeSafetensors(f, size, path)
+	return decodeSafetensorsSelect(f, size, path, keep)
+}
+
+// TensorInfo describes one tensor of a safetensors file as its header
+// gives it.
+type TensorInfo struct {
+	// Dtype is the format's name for the element type: F32, F16, BF16,
+	// F64, I64, U8, BOOL, ...
+	Dtype string
+	// Shape has one entry per dimension; a scalar has none.
+	Shape []int
+	// Offsets are the byte offsets [begin, end) of the tensor's data,
+	// relative to the start of the data section.
+	Offsets [2]uint64
+}
+
+// ReadSafetensorsHeader reads and validates a safetensors file's header
+// (with the same checks as ReadSafetensors, including that the offsets tile
+// the data section, but accepting every dtype of the format) without
+// reading any tensor data. It returns the tensors by name and the metadata,
+// which is never nil.
+func ReadSafetensorsHeader(path string) (map[string]TensorInfo, map[string]string, error) {
+	f, size, err := openRegular(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	h, err := readSTHeader(f, size, path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := h.checkLayout(); err != nil {
+		return nil, nil, err
+	}
+	return h.infos(), h.meta, nil
 }
 
 // decodeSafetensors reads a safetensors stream of size bytes from r,
 // consuming it exactly (so a caller may hash it on the way). name labels
 // errors.
 func decodeSafetensors(r io.Reader, size int64, name string) (map[string]*tensor.Tensor, map[string]string, error) {
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("%s: "+format, append([]any{name}, args...)...)
+	return decodeSafetensorsSelect(r, size, name, nil)
+}
+
+// decodeSafetensorsSelect is decodeSafetensors loading only the tensors
+// keep accepts (all when keep is nil); the stream is still consumed exactly.
+func decodeSafetensorsSelect(r io.Reader, size int64, name string, keep func(string) bool) (map[string]*tensor.Tensor, map[string]string, error) {
+	h, err := readSTHeader(r, size, name)
+	if err != nil {
+		return nil, nil, err
 	}
+	if err := h.checkKept(keep); err != nil {
+		return nil, nil, err
+	}
+	if err := h.checkLayout(); err != nil {
+		return nil, nil, err
+	}
+	out, err := h.readData(r, keep)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, h.meta, nil
+}
+
+// storageSize gives the element size of every dtype of the safetensors
+// format (sub-byte types excepted); dtypeSize, the ones we convert, is a
+// subset. Knowing the size of a dtype we do not convert is enough to check
+// its offsets, and so to skip it safely.
+var storageSize = map[string]int{
+	"BOOL": 1, "U8": 1, "I8": 1, "F8_E5M2": 1, "F8_E4M3": 1, "F8_E8M0": 1,
+	"I16": 2, "U16": 2, "F16": 2, "BF16": 2,
+	"I32": 4, "U32": 4, "F32": 4,
+	"I64": 8, "U64": 8, "F64": 8, "C64": 8,
+}
+
+// stHeader is a parsed safetensors header whose entries have each been
+// checked on their own (dtype known, shape within range, offsets spanning
+// exactly the shape's bytes), but not yet against each other or the file
+// size: checkLayout does that. The split lets a caller check names and
+// shapes against what it expects first, so a model of the wrong shape is
+// reported as such even when its file is also cut short.
+type stHeader struct {
+	name    string // labels errors
+	entries map[string]headerEntry
+	names   []string // file order
+	meta    map[string]string
+	dataLen uint64 // bytes after the header
+}
+
+func (h *stHeader) fail(format string, args ...any) error {
+	return fmt.Errorf("%s: "+format, append([]any{h.name}, args...)...)
+}
+
+// readSTHeader reads the header length and header from r (which must be
+// at the start of the file; size is the file's size) and checks each entry.
+// It leaves r at the start of the data section.
+func readSTHeader(r io.Reader, size int64, name string) (*stHeader, error) {
+	h := &stHeader{name: name}
 	if size < 8 {
-		return nil, nil, fail("truncated: %d bytes, too short for the 8-byte header length", size)
+		return nil, h.fail("truncated: %d bytes, too short for the 8-byte header length", size)
 	}
 	var nb [8]byte
 	if _, err := io.ReadFull(r, nb[:]); err != nil {
-		return nil, nil, fail("reading header length: %v", err)
+		return nil, h.fail("reading header length: %v", err)
 	}
 	hlen := binary.LittleEndian.Uint64(nb[:])
 	if hlen > uint64(size-8) {
-		return nil, nil, fail("truncated: header length %d exceeds the %d bytes after it", hlen, size-8)
+		return nil, h.fail("truncated: header length %d exceeds the %d bytes after it", hlen, size-8)
 	}
 	if hlen > maxHeaderLen {
-		return nil, nil, fail("header length %d exceeds the %d-byte limit", hlen, maxHeaderLen)
+		return nil, h.fail("header length %d exceeds the %d-byte limit", hlen, maxHeaderLen)
 	}
 	hdr := make([]byte, hlen)
 	if _, err := io.ReadFull(r, hdr); err != nil {
-		return nil, nil, fail("reading header: %v", err)
+		return nil, h.fail("reading header: %v", err)
 	}
-	dataLen := uint64(size-8) - hlen
+	h.dataLen = uint64(size-8) - hlen
 
-	entries, names, meta, err := parseHeader(hdr)
+	var err error
+	h.entries, h.names, h.meta, err = parseHeader(hdr)
 	if err != nil {
-		return nil, nil, fail("header: %v", err)
+		return nil, h.fail("header: %v", err)
 	}
-
-	// Validate every entry before reading any data.
-	order := make([]int, len(names))
-	for i, n := range names {
-		e := entries[n]
-		order[i] = i
-		es, ok := dtypeSize[e.Dtype]
+	for _, n := range h.names {
+		e := h.entries[n]
+		es, ok := storageSize[e.Dtype]
 		if !ok {
-			return nil, nil, fail("tensor %q has dtype %s; supported: F32, F16, BF16, F64", n, e.Dtype)
+			return nil, h.fail("tensor %q has dtype %s, unknown to this reader; supported: F32, F16, BF16, F64", n, e.Dtype)
 		}
 		if len(e.DataOffsets) != 2 {
-			return nil, nil, fail("tensor %q: data_offsets has %d values, want 2", n, len(e.DataOffsets))
+			return nil, h.fail("tensor %q: data_offsets has %d values, want 2", n, len(e.DataOffsets))
 		}
 		numel, ok := checkedNumel(e.Shape)
 		if !ok {
-			return nil, nil, fail("tensor %q: shape %v is too large", n, e.Shape)
+			return nil, h.fail("tensor %q: shape %v is too large", n, e.Shape)
 		}
 		b, end := e.DataOffsets[0], e.DataOffsets[1]
 		if end < b {
-			return nil, nil, fail("tensor %q: data_offsets [%d, %d] end before they begin", n, b, end)
+			return nil, h.fail("tensor %q: data_offsets [%d, %d] end before they begin", n, b, end)
 		}
 		if numel > math.MaxUint64/uint64(es) || end-b != numel*uint64(es) {
-			return nil, nil, fail("tensor %q: data_offsets [%d, %d] span %d bytes, but %s shape %v needs %d×%d",
+			return nil, h.fail("tensor %q: data_offsets [%d, %d] span %d bytes, but %s shape %v needs %d×%d",
 				n, b, end, end-b, e.Dtype, e.Shape, numel, es)
 		}
 	}
-	sort.Slice(order, func(i, j int) bool {
-		a, b := entries[names[order[i]]], entries[names[order[j]]]
+	return h, nil
+}
+
+// infos returns the entries as TensorInfo values.
+func (h *stHeader) infos() map[string]TensorInfo {
+	out := make(map[string]TensorInfo, len(h.names))
+	for _, n := range h.names {
+		e := h.entries[n]
+		out[n] = TensorInfo{Dtype: e.Dtype, Shape: intShape(e.Shape), Offsets: [2]uint64{e.DataOffsets[0], e.DataOffsets[1]}}
+	}
+	return out
+}
+
+// intShape converts a shape readSTHeader has checked (every dimension and
+// the product fit an int).
+func intShape(s []uint64) []int {
+	shape := make([]int, len(s))
+	for j, d := range s {
+		shape[j] = int(d)
+	}
+	return shape
+}
+
+// checkKept refuses a kept tensor whose dtype we cannot convert.
+func (h *stHeader) checkKept(keep func(string) bool) error {
+	for _, n := range h.names {
+		if keep != nil && !keep(n) {
+			continue
+		}
+		if dt := h.entries[n].Dtype; dtypeSize[dt] == 0 {
+			return h.fail("tensor %q has dtype %s; supported: F32, F16, BF16, F64", n, dt)
+		}
+	}
+	return nil
+}
+
+// order returns the entries' names sorted by data offset.
+func (h *stHeader) order() []string {
+	names := append([]string(nil), h.names...)
+	sort.Slice(names, func(i, j int) bool {
+		a, b := h.entries[names[i]], h.entries[names[j]]
 		if a.DataOffsets[0] != b.DataOffsets[0] {
 			return a.DataOffsets[0] < b.DataOffsets[0]
 		}
 		return a.DataOffsets[1] < b.DataOffsets[1]
 	})
+	return names
+}
+
+// checkLayout checks that the entries tile the data section exactly.
+func (h *stHeader) checkLayout() error {
 	// Sorted by start, the tensors must tile [0, total) exactly: anything
 	// else is an overlap or a hole, which the format forbids.
 	var total uint64
-	for _, i := range order {
-		e := entries[names[i]]
+	for _, n := range h.order() {
+		e := h.entries[n]
 		if e.DataOffsets[0] != total {
 			what := "a gap before it"
 			if e.DataOffsets[0] < total {
 				what = "overlaps the previous tensor"
 			}
-			return nil, nil, fail("tensor %q: data_offsets [%d, %d]: %s (expected it to begin at %d)",
-				names[i], e.DataOffsets[0], e.DataOffsets[1], what, total)
+			return h.fail("tensor %q: data_offsets [%d, %d]: %s (expected it to begin at %d)",
+				n, e.DataOffsets[0], e.DataOffsets[1], what, total)
 		}
 		total = e.DataOffsets[1]
 	}
-	if total > dataLen {
-		return nil, nil, fail("truncated: header says %d bytes of data, file has %d", total, dataLen)
+	if total > h.dataLen {
+		return h.fail("truncated: header says %d bytes of data, file has %d", total, h.dataLen)
 	}
-	if total < dataLen {
-		return nil, nil, fail("%d trailing bytes after the %d bytes of tensor data", dataLen-total, total)
+	if total < h.dataLen {
+		return h.fail("%d trailing bytes after the %d bytes of tensor data", h.dataLen-total, total)
 	}
+	return nil
+}
 
-	out := make(map[string]*tensor.Tensor, len(names))
+// readData reads the data section from r (just past the header), decoding
+// the tensors keep accepts (all when nil) and reading past the others. The
+// header must have passed checkKept and checkLayout.
+func (h *stHeader) readData(r io.Reader, keep func(string) bool) (map[string]*tensor.Tensor, error) {
+	out := map[string]*tensor.Tensor{}
 	br := bufio.NewReaderSize(r, chunkBytes)
 	buf := make([]byte, chunkBytes)
-	for _, i := range order {
-		n := names[i]
-		e := entries[n]
-		shape := make([]int, len(e.Shape))
-		for j, d := range e.Shape {
-			shape[j] = int(d) // checkedNumel and the size bound keep this in range
+	for _, n := range h.order() {
+		e := h.entries[n]
+		if keep != nil && !keep(n) {
+			span := e.DataOffsets[1] - e.DataOffsets[0]
+			if _, err := io.CopyN(io.Discard, br, int64(span)); err != nil { // span ≤ dataLen < 2^63
+				return nil, h.fail("reading past tensor %q: %v", n, err)
+			}
+			continue
 		}
 		es := dtypeSize[e.Dtype]
-		t := tensor.New(shape...)
+		t := tensor.New(intShape(e.Shape)...)
 		for done := 0; done < len(t.Data); {
 			k := min(len(t.Data)-done, len(buf)/es)
 			chunk := buf[:k*es]
 			if _, err := io.ReadFull(br, chunk); err != nil {
-				return nil, nil, fail("reading tensor %q: %v", n, err)
+				return nil, h.fail("reading tensor %q: %v", n, err)
 			}
 			decode(e.Dtype, chunk, t.Data[done:done+k])
 			done += k
 		}
 		out[n] = t
 	}
-	return out, meta, nil
+	return out, nil
 }
 
 // parseHeader decodes the header object token by token so that duplicate
