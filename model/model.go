@@ -21,6 +21,14 @@ type Meta struct {
 	MaxLen    int            `json:"max_len"`
 	Classes   []string       `json:"classes"`
 	Training  map[string]any `json:"training,omitempty"`
+	// Pieces, when set, is the WordPiece tokenizer a transformer reads with
+	// (the saved vocabulary is its piece list, MaxLen counts pieces with
+	// [CLS] and [SEP]); Tokenizer then only splits words for attacks and
+	// explanations.
+	Pieces *text.WordPieceOptions `json:"wordpiece,omitempty"`
+	// Sentence is how Embed makes sentence embeddings; nil pools as the
+	// classifier does.
+	Sentence *SentenceSpec `json:"sentence,omitempty"`
 }
 
 // Model couples a classifier with the text pipeline it was trained with.
@@ -29,6 +37,9 @@ type Model struct {
 	Net   *nn.Classifier
 	Vocab *text.Vocab
 	Tok   text.Tokenizer
+	// Pieces is the subword tokenizer of a transformer (nil otherwise); its
+	// models have an open word Vocab, for attacks that name any word.
+	Pieces *text.WordPiece
 }
 
 // New builds a randomly initialised model.
@@ -53,7 +64,11 @@ func (m *Model) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: m.Vocab.Words(), Tensors: m.Net.Tensors()})
+	words := m.Vocab.Words()
+	if m.Pieces != nil {
+		words = m.Pieces.Vocab()
+	}
+	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: words, Tensors: m.Net.Tensors()})
 }
 
 // Load reads a model directory written by Save, validating it.
@@ -66,16 +81,28 @@ func Load(dir string) (*Model, error) {
 	if err := json.Unmarshal(b.Config, &meta); err != nil {
 		return nil, fmt.Errorf("%s: config: %w", dir, err)
 	}
-	vocab, err := text.NewVocab(b.Vocab)
-	if err != nil {
-		return nil, fmt.Errorf("%s: vocabulary: %w", dir, err)
+	if len(b.Vocab) != meta.Net.VocabSize {
+		return nil, fmt.Errorf("%s: vocabulary has %d words, the config says %d", dir, len(b.Vocab), meta.Net.VocabSize)
 	}
-	if vocab.Len() != meta.Net.VocabSize {
-		return nil, fmt.Errorf("%s: vocabulary has %d words, the config says %d", dir, vocab.Len(), meta.Net.VocabSize)
-	}
-	m, err := New(meta, vocab, rand.New(rand.NewSource(0)))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+	var m *Model
+	if meta.Pieces != nil {
+		wp, err := text.NewWordPiece(b.Vocab, *meta.Pieces)
+		if err != nil {
+			return nil, fmt.Errorf("%s: vocabulary: %w", dir, err)
+		}
+		m, err = NewTransformer(meta, wp, rand.New(rand.NewSource(0)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
+	} else {
+		vocab, err := text.NewVocab(b.Vocab)
+		if err != nil {
+			return nil, fmt.Errorf("%s: vocabulary: %w", dir, err)
+		}
+		m, err = New(meta, vocab, rand.New(rand.NewSource(0)))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", dir, err)
+		}
 	}
 	m.Net.Cfg.FreezeEmb = meta.Net.FreezeEmb
 	if err := m.Net.LoadTensors(b.Tensors); err != nil {
@@ -84,9 +111,26 @@ func Load(dir string) (*Model, error) {
 	return m, nil
 }
 
-// Encode tokenizes a text and maps it to ids, truncated to MaxLen.
+// Encode tokenizes a text and maps it to ids, truncated to MaxLen (a
+// transformer's word pieces with [CLS] and [SEP]).
 func (m *Model) Encode(s string) []int32 {
-	return m.Vocab.Encode(text.Texts(m.Tok.Tokenize(s)), m.MaxLen)
+	ids, _ := m.EncodeCounted(s)
+	return ids
+}
+
+// EncodeCounted is Encode that also says how many tokens truncation
+// dropped, for summaries that report truncated texts.
+func (m *Model) EncodeCounted(s string) ([]int32, int) {
+	if m.Pieces != nil {
+		e := m.Pieces.Encode(s, m.MaxLen)
+		return e.IDs, e.Truncated
+	}
+	words := text.Texts(m.Tok.Tokenize(s))
+	dropped := 0
+	if m.MaxLen > 0 && len(words) > m.MaxLen {
+		dropped = len(words) - m.MaxLen
+	}
+	return m.Vocab.Encode(words, m.MaxLen), dropped
 }
 
 // Prediction is one text's result.
@@ -111,11 +155,25 @@ func (m *Model) PredictTexts(texts []string) []Prediction {
 		c := nn.Argmax(p)
 		known := 0
 		for _, id := range seqs[i] {
-			if id != text.UnkID {
+			if m.known(id) {
 				known++
 			}
 		}
-		out[i] = Prediction{Label: m.Classes[c], Class: c, Probs: p, KnownTokens: known}
+		label := "" // an encoder without a task has no class names
+		if c < len(m.Classes) {
+			label = m.Classes[c]
+		}
+		out[i] = Prediction{Label: label, Class: c, Probs: p, KnownTokens: known}
 	}
 	return out
+}
+
+// known reports whether id is a real token: not unknown, and for a
+// transformer not one of the special tokens either.
+func (m *Model) known(id int32) bool {
+	if m.Pieces == nil {
+		return id != text.UnkID
+	}
+	p := m.Pieces
+	return id != p.UnkID() && id != p.CLSID() && id != p.SEPID() && id != p.PadID()
 }

@@ -1,0 +1,364 @@
+package model
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/text"
+)
+
+// SentenceSpec is how Embed turns a text into one vector: the pooling of
+// the last hidden states (cls, mean or pooler) and whether the vector is
+// scaled to unit length. An imported sentence-transformers checkpoint
+// brings its own (all-MiniLM-L6-v2: mean, normalised).
+type SentenceSpec struct {
+	Pool      string `json:"pool"`
+	Normalize bool   `json:"normalize"`
+}
+
+// ImportOptions says how ImportHF turns a Hugging Face checkpoint into a
+// classifier.
+type ImportOptions struct {
+	// Classes are the task's class names. Empty keeps the checkpoint's
+	// classifier and its labels, or, without one, imports the encoder only
+	// (Embed works, classification needs fine-tuning first).
+	Classes []string
+	// Pool is the sentence representation the classifier reads: pooler
+	// (BertForSequenceClassification's, and the only one an export
+	// reproduces in transformers), cls or mean. Empty means pooler.
+	Pool string
+	// MaxLen is the longest input in word pieces, [CLS] and [SEP] included;
+	// 0 takes the checkpoint's (sentence-transformers' max_seq_length, else
+	// the tokenizer's model_max_length), capped at the position table.
+	MaxLen int
+	// Tokenizer is the word tokenizer attacks and explanations split words
+	// with (the model itself reads word pieces); empty means whitespace.
+	Tokenizer string
+	// Seed draws the weights the checkpoint lacks (a new classifier or
+	// pooler), N(0, 0.02) as BERT initialises them.
+	Seed int64
+}
+
+// placeholderClasses stand for the classes of an encoder imported without
+// a task: the network needs a head, which nothing reads.
+var placeholderClasses = []string{"LABEL_0", "LABEL_1"}
+
+// ImportHF reads a Hugging Face BERT-architecture directory (config.json,
+// model.safetensors, vocab.txt or tokenizer.json) as a model: the encoder's
+// weights exactly, the tokenizer's settings, and the checkpoint's
+// sentence-embedding setup. Every shape is checked before weights are
+// read, and the vocabulary must match the embedding table.
+func ImportHF(dir string, opt ImportOptions) (*Model, error) {
+	hf, err := checkpoint.LoadHF(dir)
+	if err != nil {
+		return nil, err
+	}
+	wp, err := text.LoadWordPiece(dir)
+	if err != nil {
+		return nil, err
+	}
+	c := hf.Config
+	if wp.Size() != c.VocabSize {
+		return nil, fmt.Errorf("%s: the tokenizer has %d tokens but config.json's vocab_size (the embedding table) is %d", dir, wp.Size(), c.VocabSize)
+	}
+	classes := opt.Classes
+	useHead := false
+	if hf.HasClassifier {
+		switch {
+		case len(classes) == 0:
+			classes, useHead = hf.Labels, true
+		case len(classes) == len(hf.Labels):
+			useHead = true
+		}
+	}
+	encoderOnly := len(classes) == 0
+	if encoderOnly {
+		classes = placeholderClasses
+	}
+	pool := opt.Pool
+	if pool == "" {
+		pool = "pooler"
+	}
+	maxLen := opt.MaxLen
+	if maxLen == 0 {
+		maxLen = wp.Options().ModelMaxLength
+		if st := hf.SentenceTransformers; st != nil && st.MaxSeqLength > 0 {
+			maxLen = st.MaxSeqLength
+		}
+		if maxLen <= 0 || maxLen > c.MaxPositionEmbeddings {
+			maxLen = c.MaxPositionEmbeddings
+		}
+	}
+	if maxLen < 2 || maxLen > c.MaxPositionEmbeddings {
+		return nil, fmt.Errorf("max length %d: must be in [2, %d] (the model's positions)", maxLen, c.MaxPositionEmbeddings)
+	}
+	tc := nn.TransformerConfig{Layers: c.NumHiddenLayers, Heads: c.NumAttentionHeads, Intermediate: c.IntermediateSize,
+		Act: c.HiddenAct, MaxPositions: c.MaxPositionEmbeddings, TypeVocab: c.TypeVocabSize, LayerNormEps: c.LayerNormEps,
+		HiddenDropout: c.HiddenDropoutProb, AttnDropout: c.AttentionProbsDropoutProb, Pool: pool, Pooler: true}
+	cfg := nn.Config{Arch: "transformer", VocabSize: c.VocabSize, EmbedDim: c.HiddenSize, NumClasses: len(classes),
+		Dropout: c.HiddenDropoutProb, EmbedInit: 0.02 * math.Sqrt(3), MaxLen: maxLen, Transformer: &tc}
+	tokName := opt.Tokenizer
+	if tokName == "" {
+		tokName = "whitespace"
+	}
+	opts := wp.Options()
+	meta := Meta{Net: cfg, Tokenizer: tokName, MaxLen: maxLen, Classes: classes, Pieces: &opts}
+	if st := hf.SentenceTransformers; st != nil {
+		meta.Sentence = &SentenceSpec{Pool: st.Pooling, Normalize: st.Normalize}
+	}
+	if encoderOnly {
+		meta.Classes = nil
+	}
+	m, err := NewTransformer(meta, wp, rand.New(rand.NewSource(opt.Seed)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	if err := m.loadHFTensors(hf, useHead); err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	m.Training = map[string]any{"imported_from": dir, "pooler_from_checkpoint": hf.HasPooler, "head_from_checkpoint": useHead}
+	return m, nil
+}
+
+// loadHFTensors copies the checkpoint's weights into the network: every
+// encoder tensor, the pooler when the checkpoint has one, and its
+// classifier (transposed into the head's [in, out]) when useHead.
+func (m *Model) loadHFTensors(hf *checkpoint.HFCheckpoint, useHead bool) error {
+	for _, p := range m.Net.Params() {
+		src, ok := hf.Tensors[p.Name]
+		switch {
+		case !ok && (p == m.Net.Out.W || p == m.Net.Out.B):
+			continue
+		case !ok && !hf.HasPooler && len(p.Name) > 7 && p.Name[:7] == "pooler.":
+			continue // a fresh pooler, as transformers initialises one
+		case !ok:
+			return fmt.Errorf("the checkpoint lacks tensor %q", p.Name)
+		case !tensor.SameShape(src.Shape, p.Value.Shape):
+			return fmt.Errorf("tensor %q has shape %v, the model needs %v", p.Name, src.Shape, p.Value.Shape)
+		}
+		copy(p.Value.Data, src.Data)
+	}
+	if !useHead {
+		return nil
+	}
+	w, b := hf.Tensors["classifier.weight"], hf.Tensors["classifier.bias"]
+	out := m.Net.Out
+	in, n := out.W.Value.Shape[0], out.W.Value.Shape[1]
+	if w == nil || b == nil || !tensor.SameShape(w.Shape, []int{n, in}) || len(b.Data) != n {
+		return errors.New("the checkpoint's classifier does not fit the model's head")
+	}
+	for r := 0; r < n; r++ {
+		for k := 0; k < in; k++ {
+			out.W.Value.Data[k*n+r] = w.Data[r*in+k]
+		}
+	}
+	copy(out.B.Value.Data, b.Data)
+	return nil
+}
+
+// newTransformer builds a model that reads word pieces with wp; the
+// classifier and pooler start from BERT's N(0, 0.02).
+func NewTransformer(meta Meta, wp *text.WordPiece, rng *rand.Rand) (*Model, error) {
+	if meta.Net.Arch != "transformer" {
+		return nil, fmt.Errorf("a WordPiece model needs the transformer architecture, not %q", meta.Net.Arch)
+	}
+	classes := meta.Classes
+	if len(classes) == 0 {
+		classes = placeholderClasses
+	}
+	meta.Net.VocabSize = wp.Size()
+	meta.Net.NumClasses = len(classes)
+	net, err := nn.New(meta.Net, rng)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range []*ag.Param{net.Out.W} {
+		for i := range p.Value.Data {
+			p.Value.Data[i] = float32(rng.NormFloat64() * 0.02)
+		}
+	}
+	clear(net.Out.B.Value.Data)
+	tok, err := text.NewTokenizer(meta.Tokenizer)
+	if err != nil {
+		return nil, err
+	}
+	return &Model{Meta: meta, Net: net, Vocab: text.NewOpenVocab(), Tok: tok, Pieces: wp}, nil
+}
+
+// EncoderOnly reports whether the model has no task: an encoder imported
+// without classes, whose head is a placeholder. Embed works; Predict needs
+// fine-tuning first.
+func (m *Model) EncoderOnly() bool { return len(m.Classes) == 0 }
+
+// EmbedBatch is how many texts Embed encodes per forward pass.
+const EmbedBatch = 64
+
+// Embed returns one vector per text: the encoder's sentence representation
+// pooled as Meta.Sentence says (the imported checkpoint's sentence
+// embedding), else as the classifier pools, and normalised to unit length
+// when the spec says so. Texts are batched by length.
+func (m *Model) Embed(texts []string) ([][]float32, error) {
+	tr, ok := m.Net.Enc.(*nn.Transformer)
+	if !ok {
+		return nil, fmt.Errorf("sentence embeddings need a transformer model, not %s", m.Net.Cfg.Arch)
+	}
+	spec := SentenceSpec{Pool: tr.Cfg.Pool}
+	if m.Sentence != nil {
+		spec = *m.Sentence
+	}
+	seqs := make([][]int32, len(texts))
+	for i, s := range texts {
+		seqs[i] = m.Encode(s)
+	}
+	order := make([]int, len(seqs))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool { return len(seqs[order[a]]) < len(seqs[order[b]]) })
+	out := make([][]float32, len(texts))
+	tp := ag.NewTape()
+	tp.NoGrad = true
+	for start := 0; start < len(order); start += EmbedBatch {
+		idx := order[start:min(start+EmbedBatch, len(order))]
+		chunk := make([][]int32, len(idx))
+		for j, i := range idx {
+			chunk[j] = seqs[i]
+		}
+		b := nn.MakeBatch(chunk, nil, 1)
+		tokens, _ := m.Net.Encode(tp, m.Net.Embed(tp, b), b.Lengths)
+		pooled, err := tr.Pool(tp, tokens, b.Lengths, spec.Pool)
+		if err != nil {
+			return nil, err
+		}
+		d := pooled.Shape()[1]
+		for j, i := range idx {
+			v := append([]float32(nil), pooled.Data()[j*d:(j+1)*d]...)
+			if spec.Normalize {
+				normalize(v)
+			}
+			out[i] = v
+		}
+		tp.Reset()
+	}
+	return out, nil
+}
+
+// normalize scales v to unit length (as torch.nn.functional.normalize,
+// which divides by max(‖v‖, 1e-12)).
+func normalize(v []float32) {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	n := math.Max(math.Sqrt(s), 1e-12)
+	for i := range v {
+		v[i] = float32(float64(v[i]) / n)
+	}
+}
+
+// ExportHF writes a transformer model as a Hugging Face directory that
+// transformers loads as BertForSequenceClassification and that gives the
+// same logits: the encoder and pooler under "bert.", the head as
+// classifier.* ([classes, hidden]), the tokenizer's vocabulary and
+// settings, id2label from the classes. Only the pooler pooling is what
+// BertForSequenceClassification computes, so a model pooling otherwise is
+// refused rather than exported to predict differently.
+func (m *Model) ExportHF(dir string, overwrite bool) error {
+	tr, ok := m.Net.Enc.(*nn.Transformer)
+	if !ok || m.Pieces == nil {
+		return fmt.Errorf("export to Hugging Face needs a transformer model with a WordPiece tokenizer, not %s", m.Net.Cfg.Arch)
+	}
+	if m.EncoderOnly() {
+		return errors.New("the model has no task to export a classifier for: fine-tune it first (train --init)")
+	}
+	if tr.Cfg.Pool != "pooler" || tr.Pooler == nil {
+		return fmt.Errorf("the model pools with %q, which BertForSequenceClassification does not compute (it classifies the tanh pooler's output): train with --pool pooler to export", tr.Cfg.Pool)
+	}
+	if len(m.Net.Cfg.IDMap) > 0 || m.Net.Mask != nil || m.Net.GroupMask != nil || m.Net.Hid != nil {
+		return errors.New("the model has parts a BertForSequenceClassification cannot hold (an id map, a word or group mask, or a hidden head layer)")
+	}
+	c := checkpoint.DefaultBertConfig()
+	tc := tr.Cfg
+	c.Architectures = []string{"BertForSequenceClassification"}
+	c.VocabSize, c.HiddenSize, c.NumHiddenLayers, c.NumAttentionHeads = m.Net.Cfg.VocabSize, tr.Hidden, tc.Layers, tc.Heads
+	c.IntermediateSize, c.HiddenAct, c.MaxPositionEmbeddings, c.TypeVocabSize = tc.Intermediate, tc.Act, tc.MaxPositions, tc.TypeVocab
+	c.LayerNormEps, c.HiddenDropoutProb, c.AttentionProbsDropoutProb = tc.LayerNormEps, tc.HiddenDropout, tc.AttnDropout
+	c.PadTokenID = int(m.Pieces.PadID())
+	ts := map[string]*tensor.Tensor{}
+	for _, p := range m.Net.Params() {
+		if p != m.Net.Out.W && p != m.Net.Out.B {
+			ts[p.Name] = p.Value
+		}
+	}
+	w := m.Net.Out.W.Value
+	in, n := w.Shape[0], w.Shape[1]
+	cw := tensor.New(n, in)
+	for k := 0; k < in; k++ {
+		for r := 0; r < n; r++ {
+			cw.Data[r*in+k] = w.Data[k*n+r]
+		}
+	}
+	ts["classifier.weight"], ts["classifier.bias"] = cw, m.Net.Out.B.Value
+	o := m.Pieces.Options()
+	h := &checkpoint.HFCheckpoint{Config: c, Tensors: ts, HasPooler: true, HasClassifier: true, Labels: m.Classes,
+		Vocab: m.Pieces.Vocab(), DoLowerCase: o.Lowercase, ModelMaxLength: m.MaxLen}
+	return checkpoint.SaveHF(dir, h, checkpoint.HFSaveOptions{Overwrite: overwrite,
+		UnkToken: o.Unk, SepToken: o.SEP, PadToken: o.Pad, ClsToken: o.CLS, MaskToken: o.Mask})
+}
+
+// FreezeEncoder keeps every weight but the classification head fixed:
+// training then fits a linear classifier on the pooled representation, a
+// quick baseline (the backward pass stops at the head).
+func (m *Model) FreezeEncoder() {
+	for _, p := range m.Net.Params() {
+		if p != m.Net.Out.W && p != m.Net.Out.B {
+			p.Frozen = true
+		}
+	}
+	m.Net.Cfg.FreezeEmb = true
+}
+
+// Open loads a model directory written by Save, or imports a Hugging Face
+// BERT-architecture directory (encoder only, or with its classifier) when
+// config.json is not a textarmor model's: commands that only read a model
+// (embed-text, eval-sts, predict) take either.
+func Open(dir string) (*Model, error) {
+	var probe struct {
+		Format    string `json:"format"`
+		ModelType string `json:"model_type"`
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, checkpoint.ConfigFile))
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(raw, &probe); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, checkpoint.ConfigFile), err)
+	}
+	if probe.Format == checkpoint.Format || probe.ModelType == "" {
+		return Load(dir)
+	}
+	return ImportHF(dir, ImportOptions{})
+}
+
+// SetMaxLen changes the truncation length (in word pieces for a
+// transformer, which cannot read beyond its position table).
+func (m *Model) SetMaxLen(n int) error {
+	if tc := m.Net.Cfg.Transformer; tc != nil && (n < 2 || n > tc.MaxPositions) {
+		return fmt.Errorf("max length %d: must be in [2, %d] (the model's positions)", n, tc.MaxPositions)
+	}
+	if n < 1 {
+		return fmt.Errorf("max length %d must be positive", n)
+	}
+	m.MaxLen, m.Net.Cfg.MaxLen = n, n
+	return nil
+}
