@@ -46,8 +46,14 @@ type Target struct {
 	UnkText string
 }
 
-// FromModel makes a Target of a loaded model.
+// FromModel makes a Target of a loaded model. A transformer reads each
+// candidate as text (Target.Encode: the perturbed text re-tokenized into
+// word pieces), over an open word vocabulary of its own, so any substitute
+// can be tried; its word-level input gradients are not available yet.
 func FromModel(m *model.Model) Target {
+	if m.Pieces != nil {
+		return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, Encode: m.Encode, UnkText: m.Pieces.Token(m.Pieces.UnkID())}
+	}
 	return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, MaxLen: m.MaxLen, InputGrad: m.Net.InputGradL1}
 }
 

@@ -543,3 +543,15 @@ func loadIMDB(dir string) (*Dataset, error) {
 	}
 	return ds, nil
 }
+
+// PieceLen is the truncation length for transformer models, in word pieces
+// with [CLS] and [SEP]: 256 for IMDB (its reviews average about 300
+// pieces; 256 is the and many papers' setting), 128 elsewhere
+// (GLUE fine-tuning's max_seq_length, which every sentence of the other
+// presets fits).
+func (p Preset) PieceLen() int {
+	if p.Name == "imdb" {
+		return 256
+	}
+	return 128
+}

@@ -117,11 +117,7 @@ func BenchmarkForwardBiLSTM(b *testing.B) { benchForward(b, "bilstm") }
 // feed-forward 1,536, vocabulary 30,522) with random weights and a 2-class
 // head.
 func miniLM(b *testing.B) *Classifier {
-	cfg := DefaultConfig("transformer")
-	tc := *cfg.Transformer
-	tc.Layers, tc.Heads, tc.Intermediate = 6, 12, 1536
-	cfg.Transformer, cfg.EmbedDim, cfg.VocabSize = &tc, 384, 30522
-	m, err := New(cfg, rand.New(rand.NewSource(1)))
+	m, err := New(MiniLMConfig(2), rand.New(rand.NewSource(1)))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -282,3 +282,15 @@ func (tr *Transformer) Params() []*ag.Param {
 	}
 	return ps
 }
+
+// MiniLMConfig is all-MiniLM-L6-v2's shape (6 layers, width 384, 12 heads,
+// feed-forward 1,536, vocabulary 30,522, 512 positions, tanh pooler) with
+// a head of classes outputs: the benchmark workload, random weights
+// sufficing to time it.
+func MiniLMConfig(classes int) Config {
+	cfg := DefaultConfig("transformer")
+	tc := *cfg.Transformer
+	tc.Layers, tc.Heads, tc.Intermediate, tc.Pool, tc.Pooler = 6, 12, 1536, "pooler", true
+	cfg.Transformer, cfg.EmbedDim, cfg.VocabSize, cfg.NumClasses = &tc, 384, 30522, classes
+	return cfg
+}

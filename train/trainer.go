@@ -536,3 +536,13 @@ func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz 
 	*st = saved
 	return true, nil
 }
+
+// FineTuneDefaults are the usual settings for fine-tuning a pretrained
+// transformer (Devlin et al. 2019; Hugging Face's run_glue): 3 epochs of
+// batches of 32, AdamW at 2e-5 with weight decay 0.01 (biases and
+// LayerNorms exempt), a linear schedule warming up over the first 10 % of
+// steps, gradient norm clipped at 1.
+func FineTuneDefaults() Options {
+	return Options{Epochs: 3, BatchSize: 32, Optimizer: "adamw", LR: 2e-5, WeightDecay: 0.01, Clip: 1,
+		Schedule: "linear", Warmup: 0.1}
+}

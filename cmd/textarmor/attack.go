@@ -110,6 +110,35 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	ex, dsName, err := attackExamples(&df, m, splitName, stderr)
+	if err != nil {
+		return err
+	}
+	order := make([]int, len(ex))
+	for i := range order {
+		order[i] = i
+	}
+	if protocol == attack.ProtocolFTML || *shuffle {
+		order = rand.New(rand.NewSource(seed)).Perm(len(ex))
+	}
+	if n > 0 && n < len(order) {
+		order = order[:n]
+	}
+	items := make([]attack.Example, len(order))
+	for k, i := range order {
+		items[k] = attack.Example{Index: i, Text: ex[i].Text, Label: ex[i].Label}
+	}
+	if m.Pieces != nil {
+		// A transformer's word vocabulary is open: give the attacked texts'
+		// words their ids now, so that the substitute tables built below
+		// (nearest neighbours, the FTML protocol's restriction) cover them.
+		for _, it := range items {
+			for _, w := range text.Texts(m.Tok.Tokenize(it.Text)) {
+				m.Vocab.ID(w)
+			}
+		}
+	}
+
 	in := attackInputs{synPath: synPath, dataDir: df.dir, wnDir: wnDir, vecPath: vecPath, lmPath: lmPath,
 		budget: budget, nf: nf, cacheDir: nearestCacheDir(out)}
 	var cfg *attack.Configured
@@ -132,25 +161,6 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		if cfg, err = attack.Compose(cfg, protocol, parts, res); err != nil {
 			return usageError{err}
 		}
-	}
-
-	ex, dsName, err := attackExamples(&df, m, splitName, stderr)
-	if err != nil {
-		return err
-	}
-	order := make([]int, len(ex))
-	for i := range order {
-		order[i] = i
-	}
-	if protocol == attack.ProtocolFTML || *shuffle {
-		order = rand.New(rand.NewSource(seed)).Perm(len(ex))
-	}
-	if n > 0 && n < len(order) {
-		order = order[:n]
-	}
-	items := make([]attack.Example, len(order))
-	for k, i := range order {
-		items[k] = attack.Example{Index: i, Text: ex[i].Text, Label: ex[i].Label}
 	}
 
 	fmt.Fprintf(stderr, "attack %s (protocol %q): %s\n", cfg.Recipe, protocol, cfg.Description)
@@ -295,6 +305,9 @@ func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPat
 		res.Distance = attack.CosineDistance{Table: tab}
 		res.Encoder = attack.MeanVectorEncoder{Table: tab}
 	} else if need.hla {
+		if m.Pieces != nil {
+			return usageError{fmt.Errorf("hla on a transformer needs --vectors (its embedding table holds word pieces, not words)")}
+		}
 		w := m.Net.Emb.W.Value
 		res.Encoder = attack.MeanVectorEncoder{Table: &attack.VectorTable{Label: "model embedding table",
 			Vocab: m.Vocab, Dim: w.Shape[1], Data: w.Data}}

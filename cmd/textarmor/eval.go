@@ -108,7 +108,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("predict", "predict --model DIR [--json] [TEXT...]   (reads one text per line from stdin when no TEXT)", stderr)
 	var path string
 	var asJSON bool
-	fs.StringVar(&path, "model", "", "model directory (required)")
+	fs.StringVar(&path, "model", "", "model directory: a textarmor model, or a Hugging Face BERT directory with a classifier (required)")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object per text: text, label, class, probs")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -116,9 +116,12 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 	if path == "" {
 		return usageError{fmt.Errorf("--model is required")}
 	}
-	m, err := model.Load(path)
+	m, err := model.Open(path)
 	if err != nil {
 		return err
+	}
+	if m.EncoderOnly() {
+		return usageError{fmt.Errorf("%s has no classifier: fine-tune it first (train --init %s)", path, path)}
 	}
 	texts, err := textsFrom(fs.Args())
 	if err != nil {

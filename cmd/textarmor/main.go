@@ -39,6 +39,9 @@ func commands() []command {
 		{"explain", "per-word attributions of a prediction (integrated gradients or LIME)", runExplain},
 		{"importance", "list the most and least important words of a FLAT (masked) model", runImportance},
 		{"predict", "classify texts given as arguments or one per line on stdin", runPredict},
+		{"embed-text", "sentence embeddings of texts from a transformer (a textarmor model or a Hugging Face directory)", runEmbedText},
+		{"eval-sts", "score a transformer's sentence embeddings on STS-B (Spearman ×100 of cosine similarities), SICK-R, STS12–16", runEvalSTS},
+		{"export", "write a transformer model as a Hugging Face directory (BertForSequenceClassification)", runExport},
 		{"bench", "measure GEMM peak, training-step and forward speed", runBench},
 	}
 }

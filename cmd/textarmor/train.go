@@ -35,6 +35,10 @@ type netFlags struct {
 	embeddings, blasName string
 	embFrom              string
 	retrofit             int
+	// init is a Hugging Face checkpoint directory a transformer starts
+	// from; freezeEncoder trains its head only.
+	init          string
+	freezeEncoder bool
 }
 
 func (n *netFlags) register(fs *flag.FlagSet) {
@@ -55,6 +59,8 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&n.embFrom, "embeddings-from", "", "model directory: take its vocabulary and embedding table, frozen (implies --freeze-embeddings; FTML spec §12.1)")
 	fs.IntVar(&n.retrofit, "retrofit", 0, "retrofit the initial embedding table to the --synonyms neighbour graph with this many sweeps (Faruqui et al. 2015; 10 in the paper; 0 = off)")
 	fs.StringVar(&n.blasName, "blas", "", "BLAS backend: "+strings.Join(tensor.Backends(), ", ")+" (default "+tensor.BackendName()+")")
+	fs.StringVar(&n.init, "init", "", "transformer: start from this Hugging Face BERT-architecture directory (config.json, model.safetensors, vocab.txt); --pool is then pooler (default), cls or mean, --max-len counts word pieces, and the training flags not given take fine-tuning's defaults (3 epochs, batch 32, adamw, lr 2e-5, weight decay 0.01, linear warm-up 0.1, clip 1)")
+	fs.BoolVar(&n.freezeEncoder, "freeze-encoder", false, "transformer with --init: train the classification head only (a quick baseline)")
 }
 
 func (n *netFlags) config() (nn.Config, error) {
@@ -77,6 +83,10 @@ func (n *netFlags) config() (nn.Config, error) {
 		}
 	case "bilstm", "lstm":
 		cfg.Hidden, cfg.Pool, cfg.Tanh = n.hidden, n.pool, n.tanh
+	case "transformer": // from scratch on word ids: the default small BERT
+		if n.pool != "max" {
+			cfg.Transformer.Pool = n.pool
+		}
 	default:
 		return cfg, usageError{fmt.Errorf("--model %q: valid are %s", n.arch, strings.Join(nn.Archs, ", "))}
 	}
@@ -109,7 +119,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&opt.Epochs, "epochs", 10, "training epochs")
 	fs.IntVar(&opt.BatchSize, "batch", 64, "mini-batch size")
 	fs.Float64Var(&opt.LR, "lr", 1e-3, "learning rate (when not given: adv 0.01 and flat 0.005, FLAT spec §5)")
-	fs.StringVar(&opt.Optimizer, "optimizer", "adam", "adam or sgd")
+	fs.StringVar(&opt.Optimizer, "optimizer", "adam", "adam, adamw (decoupled weight decay; biases and LayerNorms exempt) or sgd")
+	fs.StringVar(&opt.Schedule, "schedule", "", "learning-rate schedule: linear (warm-up over --warmup of all steps, then linear decay to 0) or empty for a constant rate")
+	fs.Float64Var(&opt.Warmup, "warmup", 0, "with --schedule linear: the share of all steps that warm the rate up")
 	fs.Float64Var(&opt.Momentum, "momentum", 0, "sgd momentum")
 	fs.Float64Var(&opt.WeightDecay, "weight-decay", 0, "L2 weight decay")
 	fs.Float64Var(&opt.Clip, "clip", 0, "clip the global gradient norm to this value (0 = off)")
@@ -151,6 +163,12 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	if !quiet {
 		opt.Progress = stderr
+	}
+	if nf.init != "" {
+		return runFineTune(fs, &df, &nf, &dfl, opt, asJSON, stdout, stderr)
+	}
+	if nf.freezeEncoder {
+		return usageError{fmt.Errorf("--freeze-encoder needs --init")}
 	}
 	cfg, err := nf.config()
 	if err != nil {
@@ -241,17 +259,21 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	opt.Info["defense"] = obj.Name()
 	describeObjective(obj, opt.Info, stderr)
-	trainEx, devEx := train.Encode(m, ds.Train), train.Encode(m, ds.Dev)
 	var res *train.Result
 	if isRounds(dfl.name) {
 		res, err = dfl.fl.run(dfl.name, m, obj, ds.Train, ds.Dev, opt, dfl.synonyms, df.dir, stderr)
 	} else {
-		res, err = train.Run(m, obj, trainEx, devEx, opt)
+		res, err = train.Run(m, obj, train.Encode(m, ds.Train), train.Encode(m, ds.Dev), opt)
 	}
 	if err != nil {
 		return err
 	}
-	elapsed := time.Since(start)
+	return reportTrained(ds, opt, res, time.Since(start), asJSON, stdout, stderr)
+}
+
+// reportTrained loads the best model a run wrote and prints its test
+// evaluation.
+func reportTrained(ds *dataset.Dataset, opt train.Options, res *train.Result, elapsed time.Duration, asJSON bool, stdout, stderr io.Writer) error {
 	best, err := model.Load(opt.Out)
 	if err != nil {
 		return err

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"math/rand"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/text"
+)
+
+// tinyHF writes a random 2-layer BERT over the generated task's words as a
+// Hugging Face directory: the stand-in for a real checkpoint.
+func tinyHF(t *testing.T, dir string) string {
+	t.Helper()
+	vocab := []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ",", "."}
+	lex := synth.DefaultLexicon()
+	for _, g := range append(lex.Positive, lex.Negative...) {
+		vocab = append(vocab, g...)
+	}
+	vocab = append(vocab, lex.Neutral...)
+	wp, err := text.NewWordPiece(vocab, text.DefaultWordPieceOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := nn.DefaultConfig("transformer")
+	tc := *cfg.Transformer
+	tc.Intermediate, tc.MaxPositions, tc.Pool, tc.Pooler = 32, 64, "pooler", true
+	cfg.Transformer, cfg.EmbedDim = &tc, 16
+	opts := wp.Options()
+	m, err := model.NewTransformer(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 64, Classes: []string{"0", "1"}, Pieces: &opts}, wp, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "hf")
+	if err := m.ExportHF(out, false); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestTransformerFineTuneAttackEmbedExport: fine-tune a (tiny) Hugging
+// Face checkpoint on generated data, attack it, embed texts with it, and
+// export it back; predictions survive the export.
+func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
+	dir, tr, dv, syn := sentimentFiles(t)
+	te := filepath.Join(dir, "test.csv")
+	writeCSV(t, te, 40, 3)
+	hf := tinyHF(t, dir)
+	out := filepath.Join(dir, "model")
+	code, stdout, stderr := runCmd(t, "train", "--train", tr, "--dev", dv, "--test", te, "--model", "transformer", "--init", hf,
+		"--epochs", "10", "--lr", "3e-3", "--batch", "16", "--out", out, "--quiet", "--json")
+	if code != 0 {
+		t.Fatalf("train --init exit %d: %s", code, stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if acc := rep["accuracy"].(float64); acc < 0.8 {
+		t.Fatalf("test accuracy %.3f after fine-tuning on the generated task", acc)
+	}
+	if !strings.Contains(stderr, "adamw lr 0.003") || !strings.Contains(stderr, "linear schedule with warm-up 0.1") {
+		t.Errorf("fine-tuning defaults not applied or not reported:\n%s", stderr)
+	}
+	code, stdout, stderr = runCmd(t, "attack", "--model", out, "--test", te, "--transformation", "synonyms", "--synonyms", syn,
+		"--search", "greedy:order=delete", "--json", "--quiet", "--workers", "2")
+	if code != 0 {
+		t.Fatalf("attack exit %d: %s", code, stderr)
+	}
+	var sum map[string]any
+	if err := json.Unmarshal([]byte(stdout), &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum["successful"].(float64) == 0 || sum["accuracy_under_attack"].(float64) >= sum["original_accuracy"].(float64) {
+		t.Errorf("the attack changed nothing: %s", stdout)
+	}
+	code, stdout, stderr = runCmd(t, "embed-text", "--model", out, "--format", "tsv", "a good film", "a dull film")
+	if code != 0 || strings.Count(stdout, "\n") != 2 || strings.Count(strings.Split(stdout, "\n")[0], "\t") != 16 {
+		t.Errorf("embed-text exit %d, output %q: %s", code, stdout, stderr)
+	}
+	exp := filepath.Join(dir, "exported")
+	if code, _, stderr = runCmd(t, "export", "--model", out, "--format", "hf", "--out", exp); code != 0 {
+		t.Fatalf("export exit %d: %s", code, stderr)
+	}
+	_, a, _ := runCmd(t, "predict", "--model", out, "--json", "a good and excellent film", "a dull plot")
+	_, b, _ := runCmd(t, "predict", "--model", exp, "--json", "a good and excellent film", "a dull plot")
+	if a == "" || a != b {
+		t.Errorf("predictions differ after export:\n%s\n%s", a, b)
+	}
+	// Misuse: flags that shape a network, defenses not available yet.
+	for _, args := range [][]string{
+		{"--init", hf, "--model", "transformer", "--embed-dim", "8"},
+		{"--init", hf, "--model", "cnn"},
+		{"--init", hf, "--model", "transformer", "--defense", "ftml"},
+		{"--model", "cnn", "--freeze-encoder"},
+	} {
+		args = append([]string{"train", "--train", tr, "--out", filepath.Join(dir, "x")}, args...)
+		if code, _, stderr := runCmd(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr)
+		}
+	}
+}
