@@ -283,17 +283,29 @@ func (t *Tape) Sigmoid(a *Var) *Var {
 func (t *Tape) GELU(a *Var) *Var {
 	out := tensor.New(a.Shape()...)
 	A, O := a.Data(), out.Data
-	tensor.ParallelFor(len(A), 16, func(lo, hi int) { geluVec(O[lo:hi], nil, A[lo:hi]) })
+	if t.NoGrad || !t.needs(a) {
+		tensor.ParallelFor(len(A), 16, func(lo, hi int) { geluVec(O[lo:hi], nil, A[lo:hi]) })
+		return t.op(out, nil, a)
+	}
+	// The derivative Φ(x) + x·φ(x) keeps the forward pass's Φ(x) and
+	// e^(−x²/2), so the backward pass does not evaluate them again.
+	deriv := make([]float32, len(A))
+	tensor.ParallelFor(len(A), 16, func(lo, hi int) { geluVec(O[lo:hi], deriv[lo:hi], A[lo:hi]) })
 	return t.op(out, func(o *Var) {
 		G, ga := o.Grad.Data, a.grad()
-		tensor.ParallelFor(len(A), 24, func(lo, hi int) { geluVec(nil, ga[lo:hi], A[lo:hi], G[lo:hi]) })
+		tensor.ParallelFor(len(A), 2, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				ga[i] += G[i] * deriv[i]
+			}
+		})
 	}, a)
 }
 
-// geluVec sets y[i] = GELU(x[i]) when y is not nil, and adds g[i]·GELU'(x[i])
-// to dy[i] when dy is not nil, a block of exponentials at a time.
-func geluVec(y, dy, x []float32, g ...[]float32) {
+// geluVec sets y[i] = GELU(x[i]) and, when d is not nil, d[i] = GELU'(x[i]),
+// a block of exponentials at a time.
+func geluVec(y, d, x []float32) {
 	const block = 256
+	const invSqrt2Pi = 0.3989422804014327
 	var e [block]float32
 	for lo := 0; lo < len(x); lo += block {
 		xs := x[lo:min(lo+block, len(x))]
@@ -302,14 +314,12 @@ func geluVec(y, dy, x []float32, g ...[]float32) {
 			es[i] = -0.5 * v * v
 		}
 		expVec(es)
+		ys := y[lo : lo+len(xs)]
 		for i, v := range xs {
 			cdf := normalCDF(v, es[i])
-			if y != nil {
-				y[lo+i] = v * cdf
-			}
-			if dy != nil {
-				const invSqrt2Pi = 0.3989422804014327
-				dy[lo+i] += g[0][lo+i] * (cdf + v*invSqrt2Pi*es[i])
+			ys[i] = v * cdf
+			if d != nil {
+				d[lo+i] = cdf + v*invSqrt2Pi*es[i]
 			}
 		}
 	}
