@@ -41,7 +41,7 @@ func TestIGCompleteness(t *testing.T) {
 		mask  bool
 		steps int
 		tol   float64
-	}{{"lstm", false, 50, 0.01}, {"bilstm", true, 50, 0.01}, {"cnn", false, 300, 0.01}} {
+	}{{"lstm", false, 50, 0.01}, {"bilstm", true, 50, 0.01}, {"cnn", false, 300, 0.01}, {"transformer", false, 100, 0.01}, {"transformer", true, 100, 0.01}} {
 		m := tinyModel(t, tc.arch, tc.mask)
 		ig, err := IG(m, ids, nil, tc.steps)
 		if err != nil {

@@ -155,7 +155,7 @@ func (m *Model) PredictTexts(texts []string) []Prediction {
 		c := nn.Argmax(p)
 		known := 0
 		for _, id := range seqs[i] {
-			if m.known(id) {
+			if m.Known(id) {
 				known++
 			}
 		}
@@ -168,9 +168,9 @@ func (m *Model) PredictTexts(texts []string) []Prediction {
 	return out
 }
 
-// known reports whether id is a real token: not unknown, and for a
+// Known reports whether id is a real token: not unknown, and for a
 // transformer not one of the special tokens either.
-func (m *Model) known(id int32) bool {
+func (m *Model) Known(id int32) bool {
 	if m.Pieces == nil {
 		return id != text.UnkID
 	}

@@ -362,3 +362,36 @@ func (m *Model) SetMaxLen(n int) error {
 	m.MaxLen, m.Net.Cfg.MaxLen = n, n
 	return nil
 }
+
+// Align tokenizes s into words (m.Tok, with byte spans) and into the ids
+// the model reads, and gives for each id the word it belongs to (-1 for
+// [CLS], [SEP] and anything outside the words), so that per-id scores
+// (integrated gradients, LIME) add up to per-word scores. For a word-level
+// model id i is word i.
+func (m *Model) Align(s string) (words []text.Token, ids []int32, wordOf []int) {
+	words = m.Tok.Tokenize(s)
+	if m.Pieces == nil {
+		ids = m.Encode(s)
+		wordOf = make([]int, len(ids))
+		for i := range wordOf {
+			wordOf[i] = i
+		}
+		return words[:min(len(words), len(ids))], ids, wordOf
+	}
+	e := m.Pieces.Encode(s, m.MaxLen)
+	wordOf = make([]int, len(e.IDs))
+	w := 0
+	for i, p := range e.Pieces {
+		wordOf[i] = -1
+		if p.Start < 0 {
+			continue
+		}
+		for w < len(words) && words[w].End <= p.Start {
+			w++
+		}
+		if w < len(words) && words[w].Start <= p.Start {
+			wordOf[i] = w
+		}
+	}
+	return words, e.IDs, wordOf
+}

@@ -293,21 +293,36 @@ func (e *explainFlags) attributions(m *model.Model, ids []int32, seed int64, cla
 	return explain.LIME(m.Net, ids, classes, explain.LIMEOptions{Seed: seed})
 }
 
+// wordAttributions is attributions summed into words (model.Align).
+func (e *explainFlags) wordAttributions(m *model.Model, ids []int32, wordOf []int, words int, seed int64, classes []int) ([][]float64, error) {
+	sc, err := e.attributions(m, ids, seed, classes)
+	if err != nil {
+		return nil, err
+	}
+	for c := range sc {
+		sc[c], _ = wordScores(m, sc[c], ids, wordOf, words)
+	}
+	return sc, nil
+}
+
 // pair scores one original/adversarial pair, averaged over classes (nil:
 // every class).
 func (e *explainFlags) pair(m *model.Model, orig, adv string, seed int64, classes []int) pairScore {
-	o, a := m.Encode(orig), m.Encode(adv)
+	// Scores are compared word by word: a transformer's word pieces add up
+	// into their words (a substitution may change the piece count).
+	ow, o, oOf := m.Align(orig)
+	aw, a, aOf := m.Align(adv)
 	var s pairScore
-	n := min(len(o), len(a))
-	s.mismatch = len(o) != len(a)
+	n := min(len(ow), len(aw))
+	s.mismatch = len(ow) != len(aw)
 	if n == 0 {
 		return s
 	}
-	ao, err := e.attributions(m, o, seed, classes)
+	ao, err := e.wordAttributions(m, o, oOf, len(ow), seed, classes)
 	if err != nil {
 		return pairScore{err: err}
 	}
-	aa, err := e.attributions(m, a, seed, classes)
+	aa, err := e.wordAttributions(m, a, aOf, len(aw), seed, classes)
 	if err != nil {
 		return pairScore{err: err}
 	}

@@ -96,12 +96,11 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	}
 	enc := json.NewEncoder(stdout)
 	for _, s := range texts {
-		toks := text.Texts(m.Tok.Tokenize(s))
-		ids := m.Encode(s)
-		toks = toks[:min(len(toks), len(ids))]
+		words, ids, wordOf := m.Align(s)
+		toks := text.Texts(words)
 		known := 0
 		for _, id := range ids {
-			if id != text.UnkID {
+			if m.Known(id) {
 				known++
 			}
 		}
@@ -133,7 +132,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		sc := scores[0]
+		sc, unknown := wordScores(m, scores[0], ids, wordOf, len(toks))
 		if asJSON {
 			if err := enc.Encode(map[string]any{"text": s, "tokens": toks, "scores": sc, "method": method,
 				"class": c, "label": m.Classes[c], "probs": probs}); err != nil {
@@ -155,7 +154,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		}
 		for j, w := range toks {
 			unk := ""
-			if ids[j] == text.UnkID {
+			if unknown[j] {
 				unk = " (unknown)"
 			}
 			fmt.Fprintf(stdout, "  %-20s %+.4f%s\n", w, sc[j], unk)
@@ -194,4 +193,26 @@ func argmax32(p []float32) int {
 		}
 	}
 	return b
+}
+
+// wordScores adds per-id scores into per-word ones (a transformer's word
+// pieces into their words; [CLS] and [SEP] belong to none) and marks the
+// words whose ids are all unknown to the model.
+func wordScores(m *model.Model, perID []float64, ids []int32, wordOf []int, words int) ([]float64, []bool) {
+	sc := make([]float64, words)
+	known := make([]bool, words)
+	seen := make([]bool, words)
+	for i, w := range wordOf {
+		if w < 0 || w >= words {
+			continue
+		}
+		sc[w] += perID[i]
+		seen[w] = true
+		known[w] = known[w] || m.Known(ids[i])
+	}
+	unknown := make([]bool, words)
+	for w := range unknown {
+		unknown[w] = seen[w] && !known[w]
+	}
+	return sc, unknown
 }

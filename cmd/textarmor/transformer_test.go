@@ -83,6 +83,16 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 	if code != 0 || strings.Count(stdout, "\n") != 2 || strings.Count(strings.Split(stdout, "\n")[0], "\t") != 16 {
 		t.Errorf("embed-text exit %d, output %q: %s", code, stdout, stderr)
 	}
+	for _, method := range []string{"ig", "lime"} {
+		code, stdout, stderr = runCmd(t, "explain", "--model", out, "--method", method, "--json", "a good and excellent film")
+		var ex struct {
+			Tokens []string  `json:"tokens"`
+			Scores []float64 `json:"scores"`
+		}
+		if code != 0 || json.Unmarshal([]byte(stdout), &ex) != nil || strings.Join(ex.Tokens, " ") != "a good and excellent film" || len(ex.Scores) != 5 {
+			t.Errorf("explain --method %s: exit %d, %q: %s", method, code, stdout, stderr)
+		}
+	}
 	exp := filepath.Join(dir, "exported")
 	if code, _, stderr = runCmd(t, "export", "--model", out, "--format", "hf", "--out", exp); code != 0 {
 		t.Fatalf("export exit %d: %s", code, stderr)
