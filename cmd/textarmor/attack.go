@@ -128,6 +128,15 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	for k, i := range order {
 		items[k] = attack.Example{Index: i, Text: ex[i].Text, Label: ex[i].Label}
 	}
+	truncated := 0
+	for _, it := range items {
+		if _, dropped := m.EncodeCounted(it.Text); dropped > 0 {
+			truncated++
+		}
+	}
+	if truncated > 0 {
+		fmt.Fprintf(stderr, "%d of %d texts are longer than the model's %d tokens: it reads them truncated\n", truncated, len(items), m.MaxLen)
+	}
 	if m.Pieces != nil {
 		// A transformer's word vocabulary is open: give the attacked texts'
 		// words their ids now, so that the substitute tables built below
@@ -213,6 +222,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		}
 		obj["recipe"], obj["protocol"], obj["description"], obj["deviations"] = cfg.Recipe, protocol, cfg.Description, cfg.Deviations
 		obj["model"], obj["dataset"], obj["split"], obj["seed"], obj["out"] = path, dsName, splitName, seed, out
+		obj["truncated"] = truncated
 		if cfg.Deviations == nil {
 			obj["deviations"] = []string{}
 		}
@@ -227,6 +237,9 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "  avg words per input:    %6.1f\n", sum.AvgWords)
 	fmt.Fprintf(stdout, "  avg queries:            %6.1f\n", sum.AvgQueries)
 	fmt.Fprintf(stdout, "  seconds per example:    %8.3f (wall %.1fs)\n", sum.SecondsPerExample, wall)
+	if truncated > 0 {
+		fmt.Fprintf(stdout, "  truncated texts:        %d (the model reads their first %d tokens)\n", truncated, m.MaxLen)
+	}
 	if agr != nil {
 		agr.print(stdout)
 	}

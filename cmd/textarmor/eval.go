@@ -35,11 +35,25 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err := useBLAS(blasName); err != nil {
 		return err
 	}
-	m, err := model.Load(path)
+	m, err := model.Open(path)
 	if err != nil {
 		return err
 	}
+	if m.EncoderOnly() {
+		return usageError{fmt.Errorf("%s has no classifier: fine-tune it first (train --init %s)", path, path)}
+	}
+	if certifyOn && m.Pieces != nil {
+		return usageError{fmt.Errorf("--certify: IBP bounds are for cnn, lstm and bilstm models, not transformers")}
+	}
 	extra := map[string]any{}
+	// Texts beyond the model's length are cut: say how many.
+	truncated := func(ex []dataset.Example) {
+		n := truncatedCount(m, ex)
+		extra["truncated"] = n
+		if n > 0 && !asJSON {
+			fmt.Fprintf(stdout, "%d of %d texts were truncated to the model's %d tokens\n", n, len(ex), m.MaxLen)
+		}
+	}
 	withCert := func(ex []dataset.Example) error {
 		if !certifyOn {
 			return nil
@@ -76,6 +90,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		if !asJSON {
 			fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s\n", path, archLabel(m.Net.Cfg), m.Training["objective"], df.test)
 		}
+		truncated(ex)
 		if err := withCert(ex); err != nil {
 			return err
 		}
@@ -97,6 +112,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if !asJSON {
 		fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s/%s\n", path, archLabel(m.Net.Cfg), m.Training["objective"], ds.Name, splitName)
 	}
+	truncated(ex)
 	if err := withCert(ex); err != nil {
 		return err
 	}
