@@ -4,6 +4,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -79,6 +80,9 @@ func Load(dir string) (*Model, error) {
 	}
 	var meta Meta
 	if err := json.Unmarshal(b.Config, &meta); err != nil {
+		return nil, fmt.Errorf("%s: config: %w", dir, err)
+	}
+	if err := checkPiecesRecord(b.Config); err != nil {
 		return nil, fmt.Errorf("%s: config: %w", dir, err)
 	}
 	if len(b.Vocab) != meta.Net.VocabSize {
@@ -176,4 +180,32 @@ func (m *Model) Known(id int32) bool {
 	}
 	p := m.Pieces
 	return id != p.UnkID() && id != p.CLSID() && id != p.SEPID() && id != p.PadID()
+}
+
+// checkPiecesRecord refuses a WordPiece record that lacks a setting or has
+// one this version does not know: a missing boolean would silently become
+// false and change how every text is split.
+func checkPiecesRecord(cfg []byte) error {
+	var probe struct {
+		Pieces json.RawMessage `json:"wordpiece"`
+	}
+	if err := json.Unmarshal(cfg, &probe); err != nil || len(probe.Pieces) == 0 || string(probe.Pieces) == "null" {
+		return nil // no WordPiece tokenizer (or a config error reported elsewhere)
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(probe.Pieces, &keys); err != nil {
+		return fmt.Errorf("wordpiece: %w", err)
+	}
+	for _, k := range []string{"lowercase", "chinese_chars"} {
+		if _, ok := keys[k]; !ok {
+			return fmt.Errorf("wordpiece: the tokenizer record lacks %q", k)
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(probe.Pieces))
+	dec.DisallowUnknownFields()
+	var o text.WordPieceOptions
+	if err := dec.Decode(&o); err != nil {
+		return fmt.Errorf("wordpiece: %w", err)
+	}
+	return nil
 }

@@ -105,3 +105,35 @@ func TestImportHFErrors(t *testing.T) {
 		t.Errorf("no tokenizer files: %v", err)
 	}
 }
+
+// TestLoadRefusesIncompleteTokenizerRecord: a model whose WordPiece
+// settings lack a key (an older spelling, a hand edit) is refused, not read
+// with the missing setting false.
+func TestLoadRefusesIncompleteTokenizerRecord(t *testing.T) {
+	m := tinyTransformer(t)
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "config.json")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []struct{ from, to, want string }{
+		{`"chinese_chars": true`, `"ChineseChars": true`, `lacks "chinese_chars"`},
+		{`"chinese_chars": true`, `"chinese_chars": true, "cjk": true`, "unknown field"},
+		{`"chinese_chars": true,`, ``, `lacks "chinese_chars"`},
+	} {
+		bad := strings.Replace(string(raw), edit.from, edit.to, 1)
+		if bad == string(raw) {
+			t.Fatalf("config has no %s:\n%s", edit.from, raw)
+		}
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), edit.want) {
+			t.Errorf("edit %q: %v", edit.to, err)
+		}
+	}
+}
