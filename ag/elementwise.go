@@ -306,20 +306,25 @@ func (t *Tape) GELU(a *Var) *Var {
 func geluVec(y, d, x []float32) {
 	const block = 256
 	const invSqrt2Pi = 0.3989422804014327
-	var e [block]float32
+	var e, c [block]float32
 	for lo := 0; lo < len(x); lo += block {
 		xs := x[lo:min(lo+block, len(x))]
-		es := e[:len(xs)]
+		es, cs := e[:len(xs)], c[:len(xs)]
 		for i, v := range xs {
 			es[i] = -0.5 * v * v
 		}
 		expVec(es)
+		for i := normalCDFSIMD(cs, xs, es); i < len(xs); i++ {
+			cs[i] = normalCDF(xs[i], es[i])
+		}
 		ys := y[lo : lo+len(xs)]
 		for i, v := range xs {
-			cdf := normalCDF(v, es[i])
-			ys[i] = v * cdf
-			if d != nil {
-				d[lo+i] = cdf + v*invSqrt2Pi*es[i]
+			ys[i] = v * cs[i]
+		}
+		if d != nil {
+			ds := d[lo : lo+len(xs)]
+			for i, v := range xs {
+				ds[i] = cs[i] + v*invSqrt2Pi*es[i]
 			}
 		}
 	}
