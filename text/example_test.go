@@ -31,3 +31,33 @@ func ExampleBuildVocab() {
 	// [<pad> <unk> 's it bad]
 	// [3 2 1]
 }
+
+// ExampleWordPiece_Encode splits a text as BERT's uncased tokenizer does:
+// lower-cased, accents stripped, punctuation apart, greedy word pieces; each
+// piece keeps its byte span in the original text.
+func ExampleWordPiece_Encode() {
+	vocab := []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "the", "cafe", "play", "##ing", "!"}
+	wp, err := text.NewWordPiece(vocab, text.DefaultWordPieceOptions())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s := "The Café: PLAYING!"
+	enc := wp.Encode(s, 128)
+	for _, p := range enc.Pieces {
+		if p.Start < 0 {
+			fmt.Printf("%d %s\n", p.ID, p.Text)
+			continue
+		}
+		fmt.Printf("%d %s %q\n", p.ID, p.Text, s[p.Start:p.End])
+	}
+	// Output:
+	// 2 [CLS]
+	// 5 the "The"
+	// 6 cafe "Café"
+	// 1 [UNK] ":"
+	// 7 play "PLAY"
+	// 8 ##ing "ING"
+	// 9 ! "!"
+	// 3 [SEP]
+}
