@@ -79,6 +79,15 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 	if sum["successful"].(float64) == 0 || sum["accuracy_under_attack"].(float64) >= sum["original_accuracy"].(float64) {
 		t.Errorf("the attack changed nothing: %s", stdout)
 	}
+	// The recipes run on a transformer too (neighbour-set substitutes; PWWS
+	// needs WordNet and runs in CI's real-data tests).
+	for _, recipe := range []string{"textfooler", "ga", "iga", "pso"} {
+		code, stdout, stderr = runCmd(t, "attack", "--model", out, "--test", te, "--recipe", recipe, "--synonyms", syn,
+			"--n", "8", "--json", "--quiet", "--workers", "2", "--wordnet", filepath.Join(dir, "no-wordnet"))
+		if code != 0 || !strings.Contains(stdout, `"recipe":"`+recipe) {
+			t.Errorf("attack --recipe %s: exit %d, %s: %s", recipe, code, stdout, stderr)
+		}
+	}
 	code, stdout, stderr = runCmd(t, "embed-text", "--model", out, "--format", "tsv", "a good film", "a dull film")
 	if code != 0 || strings.Count(stdout, "\n") != 2 || strings.Count(strings.Split(stdout, "\n")[0], "\t") != 16 {
 		t.Errorf("embed-text exit %d, output %q: %s", code, stdout, stderr)
