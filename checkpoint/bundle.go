@@ -75,20 +75,12 @@ func Save(dir string, b *Bundle) (err error) {
 	if err != nil {
 		return err
 	}
+	return writeDirAtomic(dir, exists, func(tmp string) error { return writeBundle(tmp, dir, b, cfg) })
+}
 
-	if err = os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
-		return err
-	}
-	tmp, err := mkdirUnique(dir + ".tmp-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
-		}
-	}()
-
+// writeBundle writes b's files into the folder tmp; errors name them as
+// they will be in dir.
+func writeBundle(tmp, dir string, b *Bundle, cfg json.RawMessage) (err error) {
 	h := sha256.New()
 	err = writeSynced(filepath.Join(tmp, WeightsFile), func(w io.Writer) error {
 		return WriteSafetensors(io.MultiWriter(w, h), b.Tensors, b.Meta)
@@ -114,10 +106,32 @@ func Save(dir string, b *Bundle) (err error) {
 	if err = writeSynced(filepath.Join(tmp, ConfigFile), bytesWriter(append(cb, '\n'))); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, ConfigFile), err)
 	}
+	return nil
+}
+
+// writeDirAtomic creates dir's parents, lets write fill a fresh sibling
+// temporary folder, syncs it and swaps it in for dir (exists: whether dir
+// exists now); on any error the temporary folder is removed and dir is
+// left as it was.
+func writeDirAtomic(dir string, exists bool, write func(tmp string) error) (err error) {
+	if err = os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
+		return err
+	}
+	tmp, err := mkdirUnique(dir + ".tmp-")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return err
+	}
 	if err = syncDir(tmp); err != nil {
 		return err
 	}
-
 	return swapDir(tmp, dir, exists)
 }
 

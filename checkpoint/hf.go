@@ -1192,27 +1192,14 @@ func SaveHF(dir string, h *HFCheckpoint, opt HFSaveOptions) (err error) {
 	if err != nil {
 		return err
 	}
-	if err = os.MkdirAll(filepath.Dir(dir), 0o777); err != nil {
-		return err
-	}
-	tmp, err := mkdirUnique(dir + ".tmp-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.RemoveAll(tmp)
+	return writeDirAtomic(dir, exists, func(tmp string) error {
+		for _, f := range files {
+			if err := writeSynced(filepath.Join(tmp, f.name), f.write); err != nil {
+				return fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
+			}
 		}
-	}()
-	for _, f := range files {
-		if err = writeSynced(filepath.Join(tmp, f.name), f.write); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
-		}
-	}
-	if err = syncDir(tmp); err != nil {
-		return err
-	}
-	return swapDir(tmp, dir, exists)
+		return nil
+	})
 }
 
 func firstDuplicate(s []string) string {

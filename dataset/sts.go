@@ -123,23 +123,51 @@ func LoadSTSB(dataDir, split string) ([]SimPair, error) {
 }
 
 func readSTSB(path string) ([]SimPair, error) {
+	return readScoredTSV(path, "", scoredColumns{
+		ok:    func(n int) bool { return n == 7 || n == 9 },
+		want:  "7 (genre, file, year, id, score, sentence 1, sentence 2) or 9 (with 2 source columns)",
+		score: 4, a: 5, b: 6, lo: 0, hi: 5,
+	})
+}
+
+// scoredColumns describes a TSV file of scored pairs: which column counts
+// a row may have (ok, described by want), the columns of the score and the
+// two sentences, and the score's range.
+type scoredColumns struct {
+	ok       func(int) bool
+	want     string
+	score, a int
+	b        int
+	lo, hi   float64
+}
+
+// readScoredTSV reads the pairs of a TAB-separated file whose first line
+// must be header (when not ""); blank lines are skipped, and a file
+// without pairs is an error.
+func readScoredTSV(path, header string, c scoredColumns) ([]SimPair, error) {
 	var out []SimPair
 	err := eachLine(path, func(line int, b []byte, tooLong bool) error {
 		if tooLong {
 			return &LineError{path, line, "line too long"}
 		}
+		if line == 1 && header != "" {
+			if string(b) != header {
+				return &LineError{path, line, fmt.Sprintf("want the header %q, got %q", header, b)}
+			}
+			return nil
+		}
 		if len(bytes.TrimSpace(b)) == 0 {
 			return nil
 		}
 		f := bytes.Split(b, []byte{'\t'})
-		if len(f) != 7 && len(f) != 9 {
-			return &LineError{path, line, fmt.Sprintf("%d columns, want 7 (genre, file, year, id, score, sentence 1, sentence 2) or 9 (with 2 source columns)", len(f))}
+		if !c.ok(len(f)) {
+			return &LineError{path, line, fmt.Sprintf("%d columns, want %s", len(f), c.want)}
 		}
-		score, err := parseScore(path, line, string(f[4]), 0, 5)
+		score, err := parseScore(path, line, string(f[c.score]), c.lo, c.hi)
 		if err != nil {
 			return err
 		}
-		p, err := simPair(path, line, f[5], f[6], score)
+		p, err := simPair(path, line, f[c.a], f[c.b], score)
 		if err != nil {
 			return err
 		}
@@ -299,42 +327,11 @@ func LoadSICKR(dataDir, split string) ([]SimPair, error) {
 }
 
 func readSICK(path string) ([]SimPair, error) {
-	var out []SimPair
-	err := eachLine(path, func(line int, b []byte, tooLong bool) error {
-		if tooLong {
-			return &LineError{path, line, "line too long"}
-		}
-		if line == 1 {
-			if string(b) != sickHeader {
-				return &LineError{path, line, fmt.Sprintf("want the header %q, got %q", sickHeader, b)}
-			}
-			return nil
-		}
-		if len(bytes.TrimSpace(b)) == 0 {
-			return nil
-		}
-		f := bytes.Split(b, []byte{'\t'})
-		if len(f) != 5 {
-			return &LineError{path, line, fmt.Sprintf("%d columns, want 5 (pair_ID, sentence_A, sentence_B, relatedness_score, entailment_judgment)", len(f))}
-		}
-		score, err := parseScore(path, line, string(f[3]), 1, 5)
-		if err != nil {
-			return err
-		}
-		p, err := simPair(path, line, f[1], f[2], score)
-		if err != nil {
-			return err
-		}
-		out = append(out, p)
-		return nil
+	return readScoredTSV(path, sickHeader, scoredColumns{
+		ok:    func(n int) bool { return n == 5 },
+		want:  "5 (pair_ID, sentence_A, sentence_B, relatedness_score, entailment_judgment)",
+		score: 3, a: 1, b: 2, lo: 1, hi: 5,
 	})
-	if err != nil {
-		return nil, err
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("dataset: %s: no pairs", path)
-	}
-	return out, nil
 }
 
 // SimScores returns the scores of pairs, in order: the gold vector to
