@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -113,17 +114,11 @@ func (d CosineDistance) Distance(a, b string) (float64, bool) {
 	if ra == nil || rb == nil {
 		return 0, false
 	}
-	var dot, na, nb float64
-	for i := range ra {
-		x, y := float64(ra[i]), float64(rb[i])
-		dot += x * y
-		na += x * x
-		nb += y * y
-	}
-	if na == 0 || nb == 0 {
+	cos, ok := metrics.Cosine(ra, rb)
+	if !ok {
 		return 0, false
 	}
-	return 1 - dot/math.Sqrt(na*nb), true
+	return 1 - cos, true
 }
 
 // isUSE reports whether an encoder is the real Universal Sentence Encoder

@@ -138,22 +138,9 @@ func writeDirAtomic(dir string, exists bool, write func(tmp string) error) (err 
 // checkReplaceable reports whether dir exists, and refuses a dir that is
 // not a directory or holds something other than a textarmor model.
 func checkReplaceable(dir string) (exists bool, err error) {
-	st, err := os.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if !st.IsDir() {
-		return false, fmt.Errorf("%s exists and is not a directory", dir)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false, err
-	}
-	if len(ents) == 0 {
-		return true, nil
+	exists, empty, err := dirState(dir)
+	if err != nil || !exists || empty {
+		return exists, err
 	}
 	data, err := os.ReadFile(filepath.Join(dir, ConfigFile))
 	var c struct {
@@ -163,6 +150,26 @@ func checkReplaceable(dir string) (exists bool, err error) {
 		return false, fmt.Errorf("%s exists and is not a textarmor model; refusing to replace it", dir)
 	}
 	return true, nil
+}
+
+// dirState reports whether dir exists and is empty; anything there that is
+// not a directory is an error.
+func dirState(dir string) (exists, empty bool, err error) {
+	st, err := os.Lstat(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	if !st.IsDir() {
+		return false, false, fmt.Errorf("%s exists and is not a directory", dir)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return false, false, err
+	}
+	return true, len(ents) == 0, nil
 }
 
 // unusedName returns prefix plus a random suffix naming nothing yet.

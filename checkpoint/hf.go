@@ -1217,22 +1217,9 @@ func firstDuplicate(s []string) string {
 // not a directory, or (unless overwrite) holds something other than a
 // previous SaveHF export.
 func checkHFReplaceable(dir string, overwrite bool) (exists bool, err error) {
-	st, err := os.Lstat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if !st.IsDir() {
-		return false, fmt.Errorf("%s exists and is not a directory", dir)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return false, err
-	}
-	if len(ents) == 0 || overwrite {
-		return true, nil
+	exists, empty, err := dirState(dir)
+	if err != nil || !exists || empty || overwrite {
+		return exists, err
 	}
 	var c map[string]any
 	if readJSONFile(filepath.Join(dir, ConfigFile), &c) != nil || c[hfExportMark] != "textarmor" {

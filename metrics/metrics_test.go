@@ -181,3 +181,22 @@ func TestReportJSONAndFormat(t *testing.T) {
 		}
 	}
 }
+
+func TestCosine(t *testing.T) {
+	for _, c := range []struct {
+		a, b []float32
+		want float64
+		ok   bool
+	}{
+		{[]float32{1, 0}, []float32{0, 2}, 0, true},
+		{[]float32{1, 1}, []float32{2, 2}, 1, true},
+		{[]float32{1, 2}, []float32{-1, -2}, -1, true},
+		{[]float32{3, 4}, []float32{4, 3}, 24.0 / 25, true},
+		{[]float32{0, 0}, []float32{1, 2}, 0, false},
+	} {
+		got, ok := Cosine(c.a, c.b)
+		if ok != c.ok || math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("Cosine(%v, %v) = %g, %v; want %g, %v", c.a, c.b, got, ok, c.want, c.ok)
+		}
+	}
+}

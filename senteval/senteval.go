@@ -7,7 +7,6 @@ package senteval
 import (
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/metrics"
@@ -56,9 +55,12 @@ func STS(e Embedder, pairs []dataset.SimPair) (STSResult, error) {
 	gold, sims := make([]float64, len(pairs)), make([]float64, len(pairs))
 	for k, p := range pairs {
 		gold[k] = p.Score
-		if sims[k], err = Cosine(vecs[ia[k]], vecs[ib[k]]); err != nil {
-			return STSResult{}, err
+		a, b := vecs[ia[k]], vecs[ib[k]]
+		if len(a) != len(b) {
+			return STSResult{}, errors.New("senteval: vectors of different lengths")
 		}
+		sims[k], _ = metrics.Cosine(a, b) // 0 for a zero vector
+
 	}
 	rho, _, err := metrics.Spearman(gold, sims)
 	if err != nil {
@@ -69,22 +71,4 @@ func STS(e Embedder, pairs []dataset.SimPair) (STSResult, error) {
 		return STSResult{}, fmt.Errorf("senteval: %w", err)
 	}
 	return STSResult{N: len(pairs), Spearman: 100 * rho, Pearson: 100 * r}, nil
-}
-
-// Cosine is the cosine similarity of a and b, 0 when either is zero.
-func Cosine(a, b []float32) (float64, error) {
-	if len(a) != len(b) {
-		return 0, errors.New("senteval: vectors of different lengths")
-	}
-	var ab, aa, bb float64
-	for i := range a {
-		x, y := float64(a[i]), float64(b[i])
-		ab += x * y
-		aa += x * x
-		bb += y * y
-	}
-	if aa == 0 || bb == 0 {
-		return 0, nil
-	}
-	return ab / math.Sqrt(aa*bb), nil
 }
