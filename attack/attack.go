@@ -44,15 +44,20 @@ type Target struct {
 	// orders put in a word's place ("[UNK]", which a WordPiece tokenizer
 	// keeps as its unknown token).
 	UnkText string
+	// TextGrad is InputGrad for a victim that reads text (Encode): for each
+	// word of the text (as Tok splits it) the L1 norm of the loss gradient
+	// with respect to its input embeddings.
+	TextGrad func(text string, label int) []float64
 }
 
 // FromModel makes a Target of a loaded model. A transformer reads each
 // candidate as text (Target.Encode: the perturbed text re-tokenized into
 // word pieces), over an open word vocabulary of its own, so any substitute
-// can be tried; its word-level input gradients are not available yet.
+// can be tried, and its input gradients add up over each word's pieces.
 func FromModel(m *model.Model) Target {
 	if m.Pieces != nil {
-		return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, Encode: m.Encode, UnkText: m.Pieces.Token(m.Pieces.UnkID())}
+		return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, Encode: m.Encode, UnkText: m.Pieces.Token(m.Pieces.UnkID()),
+			TextGrad: m.WordInputGrad}
 	}
 	return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, MaxLen: m.MaxLen, InputGrad: m.Net.InputGradL1}
 }
@@ -155,7 +160,7 @@ func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 		return Result{}, err
 	}
 	if g, ok := a.Search.(Greedy); ok && g.Order == ByGradient {
-		if t.InputGrad == nil {
+		if t.InputGrad == nil && (t.Encode == nil || t.TextGrad == nil) {
 			return Result{}, errors.New("attack: the gradient word-importance order needs the victim's input gradients (Target.InputGrad; a textarmor model has them)")
 		}
 	}

@@ -446,13 +446,20 @@ func TestTextVictimReadsThePerturbedText(t *testing.T) {
 		return ids
 	}
 	m := &linear{w: map[int32]float64{own["good"]: 4, own["fine"]: 3}, bias: -2}
-	tg := Target{Victim: m, Vocab: text.NewOpenVocab(), Tok: text.NewWhitespace(), Encode: encode, UnkText: "[UNK]"}
+	textGrad := func(s string, _ int) []float64 {
+		var g []float64
+		for _, w := range strings.Fields(s) {
+			g = append(g, math.Abs(m.w[own[w]]))
+		}
+		return g
+	}
+	tg := Target{Victim: m, Vocab: text.NewOpenVocab(), Tok: text.NewWhitespace(), Encode: encode, UnkText: "[UNK]", TextGrad: textGrad}
 	syn := lexicon.NewNeighbors("test")
 	syn.Set("good", []string{"fine", "grand"}) // "grand" is in no closed vocabulary
 	syn.Set("truly", []string{"really"})
 	for name, s := range searches() {
-		if name == "greedy-grad" || name == "hla" {
-			continue // need input gradients or a sentence encoder, not text
+		if name == "hla" {
+			continue // needs a sentence encoder
 		}
 		a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: s}
 		r, err := a.Run(tg, Example{Text: "the movie was truly good", Label: 1}, 0)

@@ -91,9 +91,16 @@ func (g Greedy) Search(s *State) Scored {
 		s.Rng.Shuffle(len(pos), func(a, b int) { pos[a], pos[b] = pos[b], pos[a] })
 	case ByGradient:
 		// TextAttack differentiates the loss of the predicted class.
-		g := s.Target.InputGrad(s.Orig, s.Initial.Pred)
+		var g []float64
+		if s.Target.Encode != nil {
+			g = s.Target.TextGrad(s.text, s.Initial.Pred)
+		} else {
+			g = s.Target.InputGrad(s.Orig, s.Initial.Pred)
+		}
 		for k, i := range pos {
-			imp[k] = g[i]
+			if i < len(g) {
+				imp[k] = g[i]
+			}
 		}
 	case ByDelete, ByUnk:
 		seqs := make([][]int32, len(pos))

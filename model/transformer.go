@@ -395,3 +395,19 @@ func (m *Model) Align(s string) (words []text.Token, ids []int32, wordOf []int) 
 	}
 	return words, e.IDs, wordOf
 }
+
+// WordInputGrad is, for each word of s (m.Tok), the L1 norm of the gradient
+// of the cross-entropy of label with respect to its input embeddings: the
+// sum over the word's pieces for a transformer (model.Align). It serves
+// the gradient word-importance order of attacks on text-reading models.
+func (m *Model) WordInputGrad(s string, label int) []float64 {
+	words, ids, wordOf := m.Align(s)
+	g := m.Net.InputGradL1(ids, label)
+	out := make([]float64, len(words))
+	for i, w := range wordOf {
+		if w >= 0 && w < len(out) && i < len(g) {
+			out[w] += g[i]
+		}
+	}
+	return out
+}

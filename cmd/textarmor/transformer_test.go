@@ -68,7 +68,7 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 		t.Errorf("fine-tuning defaults not applied or not reported:\n%s", stderr)
 	}
 	code, stdout, stderr = runCmd(t, "attack", "--model", out, "--test", te, "--transformation", "synonyms", "--synonyms", syn,
-		"--search", "greedy:order=delete", "--json", "--quiet", "--workers", "2")
+		"--search", "greedy:order=gradient", "--json", "--quiet", "--workers", "2")
 	if code != 0 {
 		t.Fatalf("attack exit %d: %s", code, stderr)
 	}
