@@ -65,6 +65,8 @@ func TestGradients(t *testing.T) {
 		{"gelu-tanh", []*tensor.Tensor{randT(r, 5, 6)}, func(t *Tape, v []*Var) *Var { return t.GELUTanh(v[0]) }},
 		{"self-attention", []*tensor.Tensor{randT(r, 3, 5, 6), randT(r, 3, 5, 6), randT(r, 3, 5, 6)},
 			func(t *Tape, v []*Var) *Var { return t.SelfAttention(v[0], v[1], v[2], 2, lengths, 0) }},
+		{"self-attention-packed", []*tensor.Tensor{randT(rand.New(rand.NewSource(12)), 3, 5, 18)}, // own stream: later cases keep their inputs
+			func(t *Tape, v []*Var) *Var { return t.SelfAttentionPacked(v[0], 3, lengths, 0) }},
 		{"self-attention-dropout", []*tensor.Tensor{randT(r, 2, 4, 6), randT(r, 2, 4, 6), randT(r, 2, 4, 6)},
 			func(t *Tape, v []*Var) *Var {
 				t.Train, t.Rng = true, rand.New(rand.NewSource(3)) // the same mask on every evaluation

@@ -25,20 +25,39 @@ func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) 
 	if len(qs) != 3 || !tensor.SameShape(qs, k.Shape()) || !tensor.SameShape(qs, v.Shape()) {
 		panic(fmt.Sprintf("ag.SelfAttention: shapes %v, %v, %v", qs, k.Shape(), v.Shape()))
 	}
-	nb, l, h := qs[0], qs[1], qs[2]
+	h := qs[2]
+	return t.selfAttention([3]*Var{q, k, v}, [3]int{}, h, qs[0], qs[1], h, heads, lengths, p)
+}
+
+// SelfAttentionPacked is SelfAttention with q, k and v side by side in one
+// [B, L, 3H] tensor (columns [0, H), [H, 2H), [2H, 3H)): what one matrix
+// product with the three projections stacked gives, a larger and faster
+// GEMM than three.
+func (t *Tape) SelfAttentionPacked(qkv *Var, heads int, lengths []int, p float32) *Var {
+	sh := qkv.Shape()
+	if len(sh) != 3 || sh[2]%3 != 0 {
+		panic(fmt.Sprintf("ag.SelfAttentionPacked: shape %v is not [B, L, 3H]", sh))
+	}
+	h := sh[2] / 3
+	return t.selfAttention([3]*Var{qkv, qkv, qkv}, [3]int{0, h, 2 * h}, sh[2], sh[0], sh[1], h, heads, lengths, p)
+}
+
+// selfAttention reads q, k and v as strided views: in[i] holds row (b, j)
+// of its operand at (b·l + j)·ld + off[i], h columns wide.
+func (t *Tape) selfAttention(in [3]*Var, off [3]int, ld, nb, l, h, heads int, lengths []int, p float32) *Var {
 	if heads < 1 || h%heads != 0 || len(lengths) != nb {
 		panic(fmt.Sprintf("ag.SelfAttention: %d heads for width %d, %d lengths for %d rows", heads, h, len(lengths), nb))
 	}
 	dh := h / heads
 	scale := float32(1 / math.Sqrt(float64(dh)))
-	// Row b's probabilities for all heads start at off[b] in probs.
+	// Row b's probabilities for all heads start at start[b] in probs.
 	n := make([]int, nb)
-	off := make([]int, nb+1)
+	start := make([]int, nb+1)
 	for b, m := range lengths {
 		n[b] = min(max(m, 0), l)
-		off[b+1] = off[b] + heads*n[b]*n[b]
+		start[b+1] = start[b] + heads*n[b]*n[b]
 	}
-	probs := make([]float32, off[nb])
+	probs := make([]float32, start[nb])
 	var drop []float32 // kept probabilities times 1/(1-p); nil without dropout
 	if t.Train && p > 0 {
 		drop = make([]float32, len(probs))
@@ -49,7 +68,7 @@ func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) 
 			}
 		}
 	}
-	Q, K, V := q.Data(), k.Data(), v.Data()
+	Q, K, V := in[0].Data(), in[1].Data(), in[2].Data()
 	out := tensor.New(nb, l, h)
 	O := out.Data
 	pairs := nb * heads
@@ -60,21 +79,21 @@ func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) 
 			if m == 0 {
 				continue
 			}
-			base := b*l*h + hd*dh
-			P := probs[off[b]+hd*m*m : off[b]+(hd+1)*m*m]
-			tensor.Gemm(false, true, m, m, dh, scale, Q[base:], h, K[base:], h, 0, P, m)
+			row, col := b*l*ld, hd*dh
+			P := probs[start[b]+hd*m*m : start[b]+(hd+1)*m*m]
+			tensor.Gemm(false, true, m, m, dh, scale, Q[row+off[0]+col:], ld, K[row+off[1]+col:], ld, 0, P, m)
 			for r := 0; r < m; r++ {
 				softmaxRowInPlace(P[r*m : (r+1)*m])
 			}
 			use := P
 			if drop != nil {
 				use = tensor.GetScratch(m * m)
-				D := drop[off[b]+hd*m*m:]
+				D := drop[start[b]+hd*m*m:]
 				for i := range use {
 					use[i] = P[i] * D[i]
 				}
 			}
-			tensor.Gemm(false, false, m, dh, m, 1, use, m, V[base:], h, 0, O[base:], h)
+			tensor.Gemm(false, false, m, dh, m, 1, use, m, V[row+off[2]+col:], ld, 0, O[b*l*h+col:], h)
 			if drop != nil {
 				tensor.PutScratch(use)
 			}
@@ -82,16 +101,13 @@ func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) 
 	})
 	return t.op(out, func(o *Var) {
 		G := o.Grad.Data
-		var gq, gk, gv []float32
-		if t.needs(q) {
-			gq = q.grad()
+		var grads [3][]float32
+		for i, x := range in {
+			if t.needs(x) {
+				grads[i] = x.grad()
+			}
 		}
-		if t.needs(k) {
-			gk = k.grad()
-		}
-		if t.needs(v) {
-			gv = v.grad()
-		}
+		gq, gk, gv := grads[0], grads[1], grads[2]
 		tensor.ParallelFor(pairs, 8*l*l*dh, func(lo, hi int) {
 			for pr := lo; pr < hi; pr++ {
 				b, hd := pr/heads, pr%heads
@@ -99,18 +115,19 @@ func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) 
 				if m == 0 {
 					continue
 				}
-				base := b*l*h + hd*dh
-				P := probs[off[b]+hd*m*m : off[b]+(hd+1)*m*m]
+				row, col := b*l*ld, hd*dh
+				g := G[b*l*h+col:]
+				P := probs[start[b]+hd*m*m : start[b]+(hd+1)*m*m]
 				used := P
 				if drop != nil {
 					used = tensor.GetScratch(m * m)
-					D := drop[off[b]+hd*m*m:]
+					D := drop[start[b]+hd*m*m:]
 					for i := range used {
 						used[i] = P[i] * D[i]
 					}
 				}
 				if gv != nil { // dV += usedᵀ · G
-					tensor.Gemm(true, false, m, dh, m, 1, used, m, G[base:], h, 1, gv[base:], h)
+					tensor.Gemm(true, false, m, dh, m, 1, used, m, g, h, 1, gv[row+off[2]+col:], ld)
 				}
 				if drop != nil {
 					tensor.PutScratch(used)
@@ -121,9 +138,9 @@ func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) 
 				// dP = G · Vᵀ, through the dropout mask, then the softmax's
 				// Jacobian: dS = P ⊙ (dP − Σ_j dP·P).
 				dS := tensor.GetScratch(m * m)
-				tensor.Gemm(false, true, m, m, dh, 1, G[base:], h, V[base:], h, 0, dS, m)
+				tensor.Gemm(false, true, m, m, dh, 1, g, h, V[row+off[2]+col:], ld, 0, dS, m)
 				if drop != nil {
-					D := drop[off[b]+hd*m*m:]
+					D := drop[start[b]+hd*m*m:]
 					for i := range dS[:m*m] {
 						dS[i] *= D[i]
 					}
@@ -139,15 +156,15 @@ func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) 
 					}
 				}
 				if gq != nil { // dQ += scale · dS · K
-					tensor.Gemm(false, false, m, dh, m, scale, dS, m, K[base:], h, 1, gq[base:], h)
+					tensor.Gemm(false, false, m, dh, m, scale, dS, m, K[row+off[1]+col:], ld, 1, gq[row+off[0]+col:], ld)
 				}
 				if gk != nil { // dK += scale · dSᵀ · Q
-					tensor.Gemm(true, false, m, dh, m, scale, dS, m, Q[base:], h, 1, gk[base:], h)
+					tensor.Gemm(true, false, m, dh, m, scale, dS, m, Q[row+off[0]+col:], ld, 1, gk[row+off[1]+col:], ld)
 				}
 				tensor.PutScratch(dS)
 			}
 		})
-	}, q, k, v)
+	}, in[0], in[1], in[2])
 }
 
 // softmaxRowInPlace is softmaxRow with the vector exponential, for the
