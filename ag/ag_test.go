@@ -82,6 +82,8 @@ func TestGradients(t *testing.T) {
 		{"reshape", []*tensor.Tensor{randT(r, 3, 4)}, func(t *Tape, v []*Var) *Var { return t.Tanh(t.Reshape(v[0], 4, 3)) }},
 		{"matmul", []*tensor.Tensor{randT(r, 2, 3, 4), randT(r, 4, 5)}, func(t *Tape, v []*Var) *Var { return t.MatMul(v[0], v[1], false) }},
 		{"matmul-transW", []*tensor.Tensor{randT(r, 3, 4), randT(r, 5, 4)}, func(t *Tape, v []*Var) *Var { return t.MatMul(v[0], v[1], true) }},
+		{"linear-t", []*tensor.Tensor{randT(rand.New(rand.NewSource(13)), 2, 3, 4), randT(rand.New(rand.NewSource(14)), 5, 4), randT(rand.New(rand.NewSource(15)), 5)}, // own streams: later cases keep their inputs
+			func(t *Tape, v []*Var) *Var { return t.LinearT(v[0], v[1], v[2]) }},
 		{"linear", []*tensor.Tensor{randT(r, 3, 4), randT(r, 4, 2), randT(r, 2)}, func(t *Tape, v []*Var) *Var { return t.Linear(v[0], v[1], v[2]) }},
 		{"bmm", []*tensor.Tensor{randT(r, 2, 3, 4), randT(r, 2, 4, 5)}, func(t *Tape, v []*Var) *Var { return t.BatchMatMul(v[0], false, v[1], false) }},
 		{"bmm-tA", []*tensor.Tensor{randT(r, 2, 4, 3), randT(r, 2, 4, 5)}, func(t *Tape, v []*Var) *Var { return t.BatchMatMul(v[0], true, v[1], false) }},

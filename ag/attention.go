@@ -60,19 +60,13 @@ func (t *Tape) selfAttention(in [3]*Var, off [3]int, ld, nb, l, h, heads int, le
 	probs := make([]float32, start[nb])
 	var drop []float32 // kept probabilities times 1/(1-p); nil without dropout
 	if t.Train && p > 0 {
-		drop = make([]float32, len(probs))
-		keep := 1 / (1 - p)
-		for i := range drop {
-			if t.Rng.Float32() >= p {
-				drop[i] = keep
-			}
-		}
+		drop = dropoutMask(t.Rng.Uint64(), len(probs), p)
 	}
 	Q, K, V := in[0].Data(), in[1].Data(), in[2].Data()
 	out := tensor.New(nb, l, h)
 	O := out.Data
 	pairs := nb * heads
-	tensor.ParallelFor(pairs, 4*l*l*dh, func(lo, hi int) {
+	tensor.ParallelGemmFor(pairs, 4*l*l*dh, func(lo, hi int) {
 		for pr := lo; pr < hi; pr++ {
 			b, hd := pr/heads, pr%heads
 			m := n[b]
@@ -108,7 +102,7 @@ func (t *Tape) selfAttention(in [3]*Var, off [3]int, ld, nb, l, h, heads int, le
 			}
 		}
 		gq, gk, gv := grads[0], grads[1], grads[2]
-		tensor.ParallelFor(pairs, 8*l*l*dh, func(lo, hi int) {
+		tensor.ParallelGemmFor(pairs, 8*l*l*dh, func(lo, hi int) {
 			for pr := lo; pr < hi; pr++ {
 				b, hd := pr/heads, pr%heads
 				m := n[b]
@@ -186,4 +180,27 @@ func softmaxRowInPlace(x []float32) {
 	for j := range x {
 		x[j] *= inv
 	}
+}
+
+// dropoutMask returns n values, each 0 with probability p and 1/(1−p)
+// otherwise, from a splitmix64 stream started at seed: one draw of the
+// tape's source per mask (so resumes count draws as before) instead of one
+// per value, which at length 256 cost more than the attention itself.
+// Mask i depends only on seed and i, so the chunks are filled in parallel.
+func dropoutMask(seed uint64, n int, p float32) []float32 {
+	mask := make([]float32, n)
+	keep := 1 / (1 - p)
+	threshold := uint64(float64(p) * (1 << 32)) // drop when the 32-bit draw is below it
+	tensor.ParallelFor(n, 4, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			z := seed + uint64(i+1)*0x9E3779B97F4A7C15
+			z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+			z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+			z ^= z >> 31
+			if z>>32 >= threshold {
+				mask[i] = keep
+			}
+		}
+	})
+	return mask
 }

@@ -179,3 +179,35 @@ func TestSelfAttentionPackedMatchesSeparate(t *testing.T) {
 		t.Fatalf("packed and separate differ by %g", d)
 	}
 }
+
+// TestDropoutMaskRate: the mask keeps about 1−p of its values, scaled by
+// 1/(1−p), and depends only on the seed.
+func TestDropoutMaskRate(t *testing.T) {
+	const n, p = 200000, 0.1
+	a, b, c := dropoutMask(42, n, p), dropoutMask(42, n, p), dropoutMask(43, n, p)
+	kept := 0
+	for i, v := range a {
+		if v != b[i] {
+			t.Fatal("the same seed gave another mask")
+		}
+		if v != 0 {
+			kept++
+			if math.Abs(float64(v)-1/(1-p)) > 1e-6 {
+				t.Fatalf("kept value %g", v)
+			}
+		}
+	}
+	// Binomial: mean 0.9·n, SE √(n·0.09) ≈ 134; allow 5 SE.
+	if d := math.Abs(float64(kept) - (1-p)*n); d > 5*134 {
+		t.Errorf("kept %d of %d, want about %g", kept, n, (1-p)*n)
+	}
+	same := 0
+	for i := range a {
+		if (a[i] == 0) == (c[i] == 0) {
+			same++
+		}
+	}
+	if same == n {
+		t.Error("another seed gave the same mask")
+	}
+}

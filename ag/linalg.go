@@ -137,3 +137,42 @@ func (t *Tape) BatchMatMul(a *Var, transA bool, b *Var, transB bool) *Var {
 		}
 	}, a, b)
 }
+
+// LinearT is x·wᵀ + b for x [..., in], w [out, in] (the layout of Hugging
+// Face checkpoints) and b [out], as one op: the bias is written first and
+// the product added onto it, and the bias gradient (the column sums of the
+// output gradient) is one matrix-vector product, where MatMul then AddBias
+// would make two more passes over the output in Go.
+func (t *Tape) LinearT(x, w, b *Var) *Var {
+	m, k := rowsCols(x.Shape())
+	n := w.Shape()[0]
+	if w.Shape()[1] != k || len(b.Data()) != n {
+		panic(fmt.Sprintf("ag.LinearT: %v times %vᵀ plus %v", x.Shape(), w.Shape(), b.Shape()))
+	}
+	outShape := append(append([]int(nil), x.Shape()[:len(x.Shape())-1]...), n)
+	out := tensor.New(outShape...)
+	B := b.Data()
+	tensor.ParallelFor(m, n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			copy(out.Data[r*n:(r+1)*n], B)
+		}
+	})
+	tensor.Gemm(false, true, m, n, k, 1, x.Data(), k, w.Data(), k, 1, out.Data, n)
+	return t.op(out, func(o *Var) {
+		G := o.Grad.Data
+		if t.needs(x) { // dX = G · W
+			tensor.Gemm(false, false, m, k, n, 1, G, n, w.Data(), k, 1, x.grad(), k)
+		}
+		if t.needs(w) { // dW = Gᵀ · X
+			tensor.Gemm(true, false, n, k, m, 1, G, n, x.Data(), k, 1, w.grad(), k)
+		}
+		if t.needs(b) { // db = 1ᵀ · G
+			ones := tensor.GetScratch(m)
+			for i := range ones {
+				ones[i] = 1
+			}
+			tensor.Gemm(false, false, 1, n, m, 1, ones, m, G, n, 1, b.grad(), n)
+			tensor.PutScratch(ones)
+		}
+	}, x, w, b)
+}

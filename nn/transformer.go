@@ -106,7 +106,7 @@ func newDense(name string, in, out int, std float64, rng *rand.Rand) *Dense {
 
 // Forward applies the layer to x [..., in].
 func (d *Dense) Forward(t *ag.Tape, x *ag.Var) *ag.Var {
-	return t.AddBias(t.MatMul(x, d.W.Var, true), d.B.Var)
+	return t.LinearT(x, d.W.Var, d.B.Var)
 }
 
 // Params lists W and B.
@@ -228,7 +228,7 @@ func (tr *Transformer) layer(t *ag.Tape, l *TransformerLayer, h *ag.Var, lengths
 	// weights (its backward splits the gradient back).
 	w := t.Concat(0, l.Query.W.Var, l.Key.W.Var, l.Value.W.Var)
 	b := t.Concat(0, l.Query.B.Var, l.Key.B.Var, l.Value.B.Var)
-	ctx := t.SelfAttentionPacked(t.AddBias(t.MatMul(h, w, true), b), tr.Cfg.Heads, lengths, float32(tr.Cfg.AttnDropout))
+	ctx := t.SelfAttentionPacked(t.LinearT(h, w, b), tr.Cfg.Heads, lengths, float32(tr.Cfg.AttnDropout))
 	h = l.AttnNorm.Forward(t, t.Add(h, t.Dropout(l.AttnOut.Forward(t, ctx), drop)))
 	f := l.Inter.Forward(t, h)
 	switch tr.Cfg.Act {

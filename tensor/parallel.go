@@ -48,3 +48,16 @@ func ParallelFor(n, costPerItem int, fn func(lo, hi int)) {
 	fn(0, min(chunk, n))
 	wg.Wait()
 }
+
+// ParallelGemmFor is ParallelFor for loops whose bodies call Gemm (many
+// small products, one per chunk item). When the loop runs on several
+// goroutines the BLAS backend's own threads are set to 1 meanwhile: a
+// threaded BLAS under parallel goroutines oversubscribes the cores, and
+// OpenBLAS threads each product of 256×256 or more (a transformer's
+// attention at length 256 ran 3× slower).
+func ParallelGemmFor(n, costPerItem int, fn func(lo, hi int)) {
+	if workers > 1 && n >= 2 && n*costPerItem >= minParallelWork {
+		defer SetBLASThreads(SetBLASThreads(1))
+	}
+	ParallelFor(n, costPerItem, fn)
+}
