@@ -8,6 +8,7 @@ import (
 
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )
@@ -30,8 +31,8 @@ func runFineTune(fs *flag.FlagSet, df *dataFlags, nf *netFlags, dfl *defenseFlag
 	if nf.arch != "transformer" {
 		return usageError{fmt.Errorf("--init needs --model transformer, not %q", nf.arch)}
 	}
-	if dfl.name != "standard" {
-		return usageError{fmt.Errorf("--defense %s is not available for transformers yet (standard is)", dfl.name)}
+	if dfl.name != "standard" && dfl.name != "adv" {
+		return usageError{fmt.Errorf("--defense %s is not available for transformers yet (standard and adv are)", dfl.name)}
 	}
 	ft := train.FineTuneDefaults()
 	for name, apply := range map[string]func(){
@@ -43,6 +44,16 @@ func runFineTune(fs *flag.FlagSet, df *dataFlags, nf *netFlags, dfl *defenseFlag
 		if !set[name] {
 			apply()
 		}
+	}
+	if dfl.name == "adv" {
+		// The attack-round flags are checked as for the CNN, but the rate
+		// stays fine-tuning's (FLAT's 0.01 is for CNNs and LSTMs).
+		lr := opt.LR
+		var unused nn.Config
+		if err := dfl.fl.prepare(fs, dfl.name, &unused, &opt, io.Discard); err != nil {
+			return err
+		}
+		opt.LR = lr
 	}
 	ds, preset, err := df.load()
 	if err != nil {
@@ -77,14 +88,19 @@ func runFineTune(fs *flag.FlagSet, df *dataFlags, nf *netFlags, dfl *defenseFlag
 		ds.Name, len(ds.Train), len(ds.Dev), len(ds.Test), len(ds.Classes), nf.init, m.Pieces.Size(), maxLen,
 		truncatedCount(m, ds.Train), m.Net.Cfg.Transformer.Pool, tensor.BackendDetail())
 	opt.Info = map[string]any{"dataset": ds.Name, "arch": "transformer", "init": nf.init, "blas": tensor.BackendDetail(),
-		"pool": m.Net.Cfg.Transformer.Pool, "max_len": maxLen, "defense": "standard"}
+		"pool": m.Net.Cfg.Transformer.Pool, "max_len": maxLen, "defense": dfl.name}
 	if nf.freezeEncoder {
 		opt.Info["frozen_encoder"] = true
 	}
 	fmt.Fprintf(stderr, "fine-tuning: %d epochs, batch %d, %s lr %g, weight decay %g, %s schedule with warm-up %g, clip %g%s\n",
 		opt.Epochs, opt.BatchSize, opt.Optimizer, opt.LR, opt.WeightDecay, scheduleName(opt.Schedule), opt.Warmup, opt.Clip,
 		map[bool]string{true: "; encoder frozen"}[nf.freezeEncoder])
-	res, err := train.Run(m, train.Standard{}, trainEx, devEx, opt)
+	var res *train.Result
+	if dfl.name == "adv" {
+		res, err = dfl.fl.run(dfl.name, m, train.Standard{}, ds.Train, ds.Dev, opt, dfl.synonyms, df.dir, stderr)
+	} else {
+		res, err = train.Run(m, train.Standard{}, trainEx, devEx, opt)
+	}
 	if err != nil {
 		return err
 	}

@@ -111,6 +111,18 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 	if a == "" || a != b {
 		t.Errorf("predictions differ after export:\n%s\n%s", a, b)
 	}
+	// Adversarial training in attack rounds (the adv baseline) on the
+	// transformer.
+	advOut := filepath.Join(dir, "adv")
+	code, stdout, stderr = runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "transformer", "--init", hf, "--defense", "adv",
+		"--epochs", "2", "--lr", "3e-3", "--batch", "16", "--rounds", "1", "--round-epochs", "1", "--adv-per-round", "40",
+		"--synonyms", syn, "--wordnet", filepath.Join(dir, "no-wordnet"), "--attack-workers", "2", "--out", advOut, "--quiet")
+	if code != 0 {
+		t.Fatalf("train --init --defense adv: exit %d: %s", code, stderr)
+	}
+	if am, err := model.Load(advOut); err != nil || am.Training["defense"] != "adv" || am.Pieces == nil {
+		t.Errorf("adv model: %v, training record %v", err, am.Training)
+	}
 	// Misuse: flags that shape a network, defenses not available yet.
 	for _, args := range [][]string{
 		{"--init", hf, "--model", "transformer", "--embed-dim", "8"},
