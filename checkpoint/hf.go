@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -404,7 +405,7 @@ func checkBert(cfg BertConfig, descs map[string]tensorDesc, where func(string) (
 		return true
 	}
 	checkAll := func(shapes map[string][]int, required bool) {
-		for _, n := range sortedKeys(shapes) {
+		for _, n := range slices.Sorted(maps.Keys(shapes)) {
 			want(n, shapes[n], required)
 		}
 	}
@@ -504,14 +505,6 @@ func checkBert(cfg BertConfig, descs map[string]tensorDesc, where func(string) (
 
 func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 // canonicalNames maps the tensor names a checkpoint stores to canonical
 // names (canonical → stored). A "bert." prefix on the base model's tensors
@@ -653,7 +646,7 @@ func openHFWeights(dir string, cfg BertConfig) (_ *hfWeights, err error) {
 				return nil, err
 			}
 		}
-		for _, n := range sortedKeys(idx.WeightMap) {
+		for _, n := range slices.Sorted(maps.Keys(idx.WeightMap)) {
 			if s := w.of[n]; s == nil || filepath.Base(s.path) != idx.WeightMap[n] {
 				return nil, fmt.Errorf("%s: weight_map puts tensor %q in %s, which does not hold it", ipath, n, idx.WeightMap[n])
 			}
@@ -1072,7 +1065,7 @@ func SaveHF(dir string, h *HFCheckpoint, opt HFSaveOptions) (err error) {
 		return fail("%v", err)
 	}
 	var extras []string
-	for _, n := range sortedKeys(h.Tensors) {
+	for _, n := range slices.Sorted(maps.Keys(h.Tensors)) {
 		if !lay.load[n] {
 			extras = append(extras, n)
 		}

@@ -3,6 +3,7 @@ package checkpoint
 import (
 	"encoding/binary"
 	"encoding/json"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -37,7 +38,7 @@ func randomTensors(seed uint64, shapes ...map[string][]int) map[string]*tensor.T
 	r := rand.New(rand.NewPCG(seed, 7))
 	out := map[string]*tensor.Tensor{}
 	for _, m := range shapes {
-		for _, n := range sortedKeys(m) {
+		for _, n := range slices.Sorted(maps.Keys(m)) {
 			t := tensor.New(m[n]...)
 			for i := range t.Data {
 				t.Data[i] = float32(r.IntN(33)-16) / 8
@@ -130,7 +131,7 @@ func encodeAs(dtype string, v []float32) []byte {
 // names if prefix, in dtype, sorted by name.
 func stored(ts map[string]*tensor.Tensor, prefix bool, dtype string) []rawT {
 	var out []rawT
-	for _, n := range sortedKeys(ts) {
+	for _, n := range slices.Sorted(maps.Keys(ts)) {
 		sn := n
 		if prefix && isBaseName(n) {
 			sn = bertPrefix + n
