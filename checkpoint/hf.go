@@ -505,7 +505,6 @@ func checkBert(cfg BertConfig, descs map[string]tensorDesc, where func(string) (
 
 func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
 
-
 // canonicalNames maps the tensor names a checkpoint stores to canonical
 // names (canonical → stored). A "bert." prefix on the base model's tensors
 // is stripped; it must then be on all of them. LayerNorm.gamma/beta become
