@@ -57,7 +57,9 @@ var placeholderClasses = []string{"LABEL_0", "LABEL_1"}
 // model.safetensors, vocab.txt or tokenizer.json) as a model: the encoder's
 // weights exactly, the tokenizer's settings, and the checkpoint's
 // sentence-embedding setup. Every shape is checked before weights are
-// read, and the vocabulary must match the embedding table.
+// read, and the vocabulary must match the embedding table. What the
+// checkpoint holds beyond a BERT encoder (another head, a Dense module) is
+// not loaded and listed in Training["import_warnings"].
 func ImportHF(dir string, opt ImportOptions) (*Model, error) {
 	hf, err := checkpoint.LoadHF(dir)
 	if err != nil {
@@ -127,6 +129,9 @@ func ImportHF(dir string, opt ImportOptions) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	m.Training = map[string]any{"imported_from": dir, "pooler_from_checkpoint": hf.HasPooler, "head_from_checkpoint": useHead}
+	if len(hf.Warnings) > 0 {
+		m.Training["import_warnings"] = hf.Warnings
+	}
 	return m, nil
 }
 

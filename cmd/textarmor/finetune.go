@@ -68,6 +68,11 @@ func runFineTune(fs *flag.FlagSet, df *dataFlags, nf *netFlags, dfl *defenseFlag
 	if err != nil {
 		return err
 	}
+	if w, ok := m.Training["import_warnings"].([]string); ok {
+		for _, line := range w {
+			fmt.Fprintf(stderr, "warning: %s: %s\n", nf.init, line)
+		}
+	}
 	if df.maxLen == 0 { // the preset's length, within the model's positions
 		if err := m.SetMaxLen(min(preset.PieceLen(), m.Net.Cfg.Transformer.MaxPositions)); err != nil {
 			return err
