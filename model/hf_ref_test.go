@@ -9,8 +9,10 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/internal/testdata"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/senteval"
 )
 
 // miniLM returns the shared all-MiniLM-L6-v2 folder, or skips.
@@ -114,5 +116,26 @@ func TestImportMatchesReference(t *testing.T) {
 		if d := maxAbsDiff(emb[i], r.SentenceEmbedding); d > 1e-4 {
 			t.Errorf("%q: sentence embedding off by %g", r.Text, d)
 		}
+	}
+}
+
+// TestImportedSTSB: the imported checkpoint's sentence embeddings score
+// the published STS-B test Spearman, 82.03 (±0.1).
+func TestImportedSTSB(t *testing.T) {
+	dir := miniLM(t)
+	pairs, err := dataset.LoadSTSB(testdata.Dir(t), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ImportHF(dir, ImportOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := senteval.STS(m, pairs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.N != 1379 || math.Abs(r.Spearman-82.03) > 0.1 {
+		t.Errorf("STS-B test: %d pairs, Spearman %.3f; want 1,379 and 82.03 ± 0.1", r.N, r.Spearman)
 	}
 }
