@@ -29,13 +29,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if path == "" {
-		return usageError{fmt.Errorf("--model is required")}
-	}
-	if err := useBLAS(blasName); err != nil {
-		return err
-	}
-	m, err := model.Open(path)
+	m, err := openModel(path, blasName)
 	if err != nil {
 		return err
 	}

@@ -83,13 +83,7 @@ func runEvalSTS(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if path == "" {
-		return usageError{fmt.Errorf("--model is required")}
-	}
-	if err := useBLAS(blasName); err != nil {
-		return err
-	}
-	m, err := model.Open(path)
+	m, err := openModel(path, blasName)
 	if err != nil {
 		return err
 	}
@@ -194,4 +188,16 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "exported %s to %s (Hugging Face BertForSequenceClassification, %d classes)\n", path, out, len(m.Classes))
 	return nil
+}
+
+// openModel checks --model and --blas and opens the model: a textarmor
+// model or a Hugging Face directory (model.Open).
+func openModel(path, blasName string) (*model.Model, error) {
+	if path == "" {
+		return nil, usageError{fmt.Errorf("--model is required")}
+	}
+	if err := useBLAS(blasName); err != nil {
+		return nil, err
+	}
+	return model.Open(path)
 }
