@@ -267,6 +267,9 @@ func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.W
 	if err != nil {
 		return nil, "", err
 	}
+	if err := sameClassCount(m, ds.Classes); err != nil {
+		return nil, "", usageError{err}
+	}
 	ex, err := split(ds, splitName)
 	if err != nil {
 		return nil, "", err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -175,5 +176,26 @@ func TestAttackFromParts(t *testing.T) {
 		if code, _, stderr := run(tc.args...); code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+// TestAttackRefusesOtherClassCount: a 2-class model attacked on 3-class
+// data is a usage error naming both, not a panic or a meaningless number.
+func TestAttackRefusesOtherClassCount(t *testing.T) {
+	dir := t.TempDir()
+	_, syn, mdir := attackFixture(t, dir)
+	three := filepath.Join(dir, "three.csv")
+	var b strings.Builder
+	b.WriteString("text,label\n")
+	for i := 0; i < 30; i++ {
+		fmt.Fprintf(&b, "\"the film was good number %d\",%d\n", i, i%3)
+	}
+	if err := os.WriteFile(three, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := runCmd(t, "attack", "--model", mdir, "--train", three, "--test", three, "--recipe", "textfooler",
+		"--synonyms", syn, "--quiet")
+	if code != 2 || !strings.Contains(stderr, "the data has 3 classes") || !strings.Contains(stderr, "the model 2") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }

@@ -304,8 +304,8 @@ func epochSeconds(r *train.Result) []float64 {
 }
 
 func evaluate(m *model.Model, ex []dataset.Example, classes []string) (metrics.Report, error) {
-	if len(classes) != len(m.Classes) {
-		return metrics.Report{}, fmt.Errorf("the data has %d classes, the model %d", len(classes), len(m.Classes))
+	if err := sameClassCount(m, classes); err != nil {
+		return metrics.Report{}, err
 	}
 	enc := train.Encode(m, ex)
 	pred := train.Predict(m.Net, enc)
@@ -314,6 +314,16 @@ func evaluate(m *model.Model, ex []dataset.Example, classes []string) (metrics.R
 		gold[i] = e.Label
 	}
 	return metrics.Classification(gold, pred, m.Classes)
+}
+
+// sameClassCount refuses to pair a model with data of another number of
+// classes: every command that scores a model on a dataset checks it.
+func sameClassCount(m *model.Model, classes []string) error {
+	if len(classes) != len(m.Classes) {
+		return fmt.Errorf("the data has %d classes (%s), the model %d (%s)", len(classes), strings.Join(classes, ", "),
+			len(m.Classes), strings.Join(m.Classes, ", "))
+	}
+	return nil
 }
 
 // printReport prints a metrics report as text or one JSON object with the
