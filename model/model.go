@@ -65,11 +65,16 @@ func (m *Model) Save(dir string) error {
 	if err != nil {
 		return err
 	}
-	words := m.Vocab.Words()
+	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: m.VocabWords(), Tensors: m.Net.Tensors()})
+}
+
+// VocabWords is the token list the embedding table's rows belong to, as a
+// model directory stores it: a transformer's word pieces, else its words.
+func (m *Model) VocabWords() []string {
 	if m.Pieces != nil {
-		words = m.Pieces.Vocab()
+		return m.Pieces.Vocab()
 	}
-	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: words, Tensors: m.Net.Tensors()})
+	return m.Vocab.Words()
 }
 
 // Load reads a model directory written by Save, validating it.

@@ -438,3 +438,77 @@ func TestLinearScheduleWarmsUpAndDecays(t *testing.T) {
 		}
 	}
 }
+
+// TestResumeOfFinishedRunRefused: a resume into a run that completed (its
+// checkpoint removed) is "nothing to resume", so that the train command
+// leaves the model as it was instead of training again over it.
+func TestResumeOfFinishedRunRefused(t *testing.T) {
+	m, tr, dv := setup(t, "cnn", 1)
+	out := filepath.Join(t.TempDir(), "m")
+	if _, err := Run(m, Standard{}, tr, dv, Options{Epochs: 1, BatchSize: 16, Seed: 5, Out: out}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(out, "model.safetensors"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := NothingToResume(out); err == nil || !strings.Contains(err.Error(), "nothing to resume") {
+		t.Fatalf("resume of a finished run: %v", err)
+	}
+	after, _ := os.ReadFile(filepath.Join(out, "model.safetensors"))
+	if string(before) != string(after) {
+		t.Error("the finished model was touched")
+	}
+	// An interrupted run (checkpoint kept) and a fresh folder resume.
+	if err := NothingToResume(filepath.Join(t.TempDir(), "fresh")); err != nil {
+		t.Errorf("fresh folder: %v", err)
+	}
+	opt := Options{Epochs: 1, BatchSize: 16, Seed: 5, Out: filepath.Join(t.TempDir(), "kept"), KeepCheckpoint: true}
+	if _, err := Run(m, Standard{}, tr, dv, opt); err != nil {
+		t.Fatal(err)
+	}
+	if err := NothingToResume(opt.Out); err != nil {
+		t.Errorf("run with its checkpoint: %v", err)
+	}
+}
+
+// TestResumeTransformer: a transformer run resumes from its checkpoint
+// (its word-piece vocabulary is what the checkpoint is checked against).
+func TestResumeTransformer(t *testing.T) {
+	vocab := []string{"[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"}
+	lex := synth.DefaultLexicon()
+	for _, g := range append(lex.Positive, lex.Negative...) {
+		vocab = append(vocab, g...)
+	}
+	vocab = append(vocab, lex.Neutral...)
+	wp, err := text.NewWordPiece(vocab, text.DefaultWordPieceOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := nn.DefaultConfig("transformer")
+	cfg.EmbedDim = 16
+	opts := wp.Options()
+	ds := synth.SentimentDataset(200, 60, 10, 3)
+	build := func() *model.Model {
+		m, err := model.NewTransformer(model.Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 64, Classes: ds.Classes, Pieces: &opts}, wp, rand.New(rand.NewSource(1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	m := build()
+	tr, dv := Encode(m, ds.Train), Encode(m, ds.Dev)
+	out := filepath.Join(t.TempDir(), "m")
+	opt := Options{Epochs: 1, BatchSize: 16, Seed: 5, LR: 1e-3, Out: out, KeepCheckpoint: true}
+	if _, err := Run(m, Standard{}, tr, dv, opt); err != nil {
+		t.Fatal(err)
+	}
+	opt.Epochs, opt.Resume = 2, true
+	res, err := Run(build(), Standard{}, tr, dv, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ResumedFrom != 1 || len(res.Epochs) != 2 {
+		t.Errorf("resumed from %d with %d epochs", res.ResumedFrom, len(res.Epochs))
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
 	"time"
 
@@ -189,6 +191,23 @@ func objectiveSettings(obj Objective) json.RawMessage {
 		return nil
 	}
 	return b
+}
+
+// NothingToResume reports, for a resume into out, that out holds a
+// finished model and no checkpoint is left (a run that completed removes
+// it): training again would overwrite that model. Table engines that
+// retrain a phase on purpose do not call it; the train command does.
+func NothingToResume(out string) error {
+	for _, ckpt := range []string{out + ".ckpt", out + ".rounds.ckpt"} { // a run, or attack-and-train rounds
+		if _, err := os.Stat(ckpt); err == nil {
+			return nil
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, checkpoint.ConfigFile)); err != nil {
+		return nil
+	}
+	return fmt.Errorf("nothing to resume: %s holds a finished model and %s.ckpt does not exist; train into another --out, or remove %s to start over",
+		out, out, out)
 }
 
 // trainedParams are the parameters Run updates: the model's and the
@@ -483,7 +502,7 @@ func save(dir string, m *model.Model, obj Objective, opz optim.Optimizer, st sta
 	for k, v := range opz.State() {
 		ts[optimPrefix+k] = v
 	}
-	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: m.Vocab.Words(), Tensors: ts})
+	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: m.VocabWords(), Tensors: ts})
 }
 
 // restore loads a checkpoint if one exists; ok reports whether it did.
@@ -504,7 +523,7 @@ func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz 
 	}
 	a, _ := json.Marshal(saved.Meta.Net)
 	c, _ := json.Marshal(m.Net.Cfg)
-	if string(a) != string(c) || len(b.Vocab) != m.Vocab.Len() {
+	if string(a) != string(c) || !slices.Equal(b.Vocab, m.VocabWords()) {
 		return false, fmt.Errorf("cannot resume: %s holds a different model configuration or vocabulary; remove it to start afresh", dir)
 	}
 	if saved.Objective != "" && saved.Objective != obj.Name() {

@@ -181,3 +181,24 @@ func TestDemoRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainResumeOfFinishedRun: train --resume on a completed run says
+// there is nothing to resume (exit 2) and leaves the model untouched.
+func TestTrainResumeOfFinishedRun(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "train.csv")
+	writeCSV(t, tr, 100, 1)
+	out := filepath.Join(dir, "model")
+	args := []string{"train", "--train", tr, "--model", "cnn", "--embed-dim", "8", "--filters", "4", "--epochs", "1", "--out", out, "--quiet"}
+	if code, _, stderr := runCmd(t, args...); code != 0 {
+		t.Fatalf("train exit %d: %s", code, stderr)
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "model.safetensors"))
+	code, _, stderr := runCmd(t, append(args, "--resume")...)
+	if code != 2 || !strings.Contains(stderr, "nothing to resume") {
+		t.Errorf("resume of a finished run: exit %d, %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "model.safetensors")); string(before) != string(after) {
+		t.Error("the finished model was overwritten")
+	}
+}

@@ -164,6 +164,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if !quiet {
 		opt.Progress = stderr
 	}
+	if opt.Resume {
+		if err := train.NothingToResume(opt.Out); err != nil {
+			return usageError{err}
+		}
+	}
 	if nf.init != "" {
 		return runFineTune(fs, &df, &nf, &dfl, opt, asJSON, stdout, stderr)
 	}
