@@ -202,3 +202,21 @@ func TestTrainResumeOfFinishedRun(t *testing.T) {
 		t.Error("the finished model was overwritten")
 	}
 }
+
+// TestTrainRejectsBadNumbers: NaN, infinities and out-of-range numbers are
+// usage errors naming the flag (they used to panic or become defaults).
+func TestTrainRejectsBadNumbers(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "train.csv")
+	writeCSV(t, tr, 20, 1)
+	for _, c := range [][2]string{
+		{"--epochs", "0"}, {"--batch", "0"}, {"--lr", "nan"}, {"--lr", "0"}, {"--lr", "-1"}, {"--weight-decay", "nan"},
+		{"--momentum", "nan"}, {"--clip", "nan"}, {"--clip", "+Inf"}, {"--dropout", "nan"}, {"--dropout", "1"},
+		{"--max-len", "-3"}, {"--warmup", "nan"}, {"--lr-decay", "nan"}, {"--embed-dim", "0"}, {"--patience", "-1"},
+	} {
+		code, _, stderr := runCmd(t, "train", "--train", tr, "--out", filepath.Join(dir, "m"), c[0], c[1])
+		if code != 2 || !strings.Contains(stderr, c[0]) {
+			t.Errorf("%s %s: exit %d, %q", c[0], c[1], code, stderr)
+		}
+	}
+}

@@ -143,6 +143,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := dfl.check(fs); err != nil {
 		return err
 	}
+	if err := checkTrainNumbers(opt, nf, df); err != nil {
+		return err
+	}
 	if opt.Out == "" {
 		return usageError{fmt.Errorf("--out is required")}
 	}
@@ -514,4 +517,42 @@ func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Write
 		return c, nil
 	}
 	return defense.NewFTML(cfg)
+}
+
+// checkTrainNumbers rejects numeric train flags that make no sense (NaN,
+// infinities, out of range) at parse time, instead of a panic later or a
+// silent default: Options would read an explicit --epochs 0 as "the
+// default".
+func checkTrainNumbers(opt train.Options, nf netFlags, df dataFlags) error {
+	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+	for _, c := range []struct {
+		ok   bool
+		flag string
+		want string
+	}{
+		{opt.Epochs >= 1, "epochs", "at least 1"},
+		{opt.BatchSize >= 1, "batch", "at least 1"},
+		{finite(opt.LR) && opt.LR > 0, "lr", "a positive number"},
+		{finite(opt.Momentum) && opt.Momentum >= 0 && opt.Momentum < 1, "momentum", "in [0, 1)"},
+		{finite(opt.WeightDecay) && opt.WeightDecay >= 0, "weight-decay", "a number ≥ 0"},
+		{finite(opt.Clip) && opt.Clip >= 0, "clip", "a number ≥ 0 (0 = off)"},
+		{finite(opt.DecayGamma) && opt.DecayGamma > 0, "lr-decay", "a positive number"},
+		{finite(opt.Warmup) && opt.Warmup >= 0 && opt.Warmup < 1, "warmup", "in [0, 1)"},
+		{opt.Patience >= 0, "patience", "≥ 0 (0 = never stop early)"},
+		{opt.CheckpointEvery >= 0, "checkpoint-every", "≥ 0 (0 = at epoch ends only)"},
+		{finite(nf.dropout) && nf.dropout >= 0 && nf.dropout < 1, "dropout", "in [0, 1)"},
+		{finite(nf.embedInit) && nf.embedInit >= 0, "embed-init", "a number ≥ 0"},
+		{nf.embedDim >= 1, "embed-dim", "at least 1"},
+		{nf.filters >= 1, "filters", "at least 1"},
+		{nf.hidden >= 1, "hidden", "at least 1"},
+		{nf.retrofit >= 0, "retrofit", "≥ 0"},
+		{df.maxLen >= 0, "max-len", "≥ 0 (0 = the preset's)"},
+		{df.minCount >= 0, "min-count", "≥ 0 (0 = the preset's)"},
+		{df.maxVoc >= -1, "max-vocab", "≥ 0 (0 = no cap)"},
+	} {
+		if !c.ok {
+			return usageError{fmt.Errorf("--%s must be %s", c.flag, c.want)}
+		}
+	}
+	return nil
 }
