@@ -62,7 +62,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&parts.Search, "search", "", "replace the recipe's search: greedy:order=delete|unk|pwws|gradient|random, beam:width=4, genetic:pop=60,gens=20, pso:pop=60,iters=20, iga:pop=60,gens=20,max-replace=5, hla:pop=30,gens=100,init=2500")
 	fs.Var(&constraints, "constraint", "add a constraint (repeatable): repeat, stopwords:list=textfooler|ftml|nltk, max-rate:rate=0.25, min-length:min=3, protect:words=w1|w2, embedding:max=0.5, pos, use:min=0.84,window=15, lm-top:n=4")
 	fs.BoolVar(&parts.DropConstraints, "no-recipe-constraints", false, "drop the recipe's constraints (keep only --constraint ones)")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if path == "" {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -52,6 +53,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		case "transformer":
 			return runBenchTransformer(args[1:], stdout, stderr)
 		}
+		if !strings.HasPrefix(args[0], "-") {
+			return usageError{fmt.Errorf("bench %q: valid are defenses, ftml-table, flat-table, paired, transformer, or flags for the GEMM and model speed table", args[0])}
+		}
 	}
 	fs := newFlags("bench", "bench [defenses|ftml-table|flat-table|paired|transformer] [flags]", stderr)
 	var blasName string
@@ -60,7 +64,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&blasName, "blas", "", "BLAS backend: "+fmt.Sprint(tensor.Backends())+" (default "+tensor.BackendName()+")")
 	fs.BoolVar(&asJSON, "json", false, "print the rows as JSON")
 	fs.DurationVar(&minTime, "time", 3*time.Second, "minimum time spent on each measurement")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if err := useBLAS(blasName); err != nil {

@@ -68,7 +68,7 @@ func runBenchDefenses(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&repeat, "repeat-standard", true, "time standard training again at the end, to show the run-to-run noise")
 	fs.IntVar(&repeats, "repeats", 1, "time each defense this many epochs (fresh model each time) and keep the fastest")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object instead of the markdown table")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if err := useBLAS(nf.blasName); err != nil {

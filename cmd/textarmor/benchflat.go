@@ -164,7 +164,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&use, "use", "ROW=DIR: take a row's model from DIR (trained elsewhere, e.g. with `train`) instead of training it; repeatable")
 	fs.BoolVar(&ft.byRound, "by-round", false, "also attack each round's best-dev model of the adv and FLAT rows (ROW/model.roundR, kept by --train-args --keep-rounds) with every --attacks on the same examples, and print their AA by round (no interpretations)")
 	fs.BoolVar(&ft.report, "report", false, "print the table and its checks from the cells already there, training, attacking and writing nothing (safe beside a running block)")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if ft.out == "" {

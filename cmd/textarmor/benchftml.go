@@ -235,7 +235,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&recipeFlags, "recipe-flags", "add a row's own hyper-parameter flags to its recipe, DEFENSE=--FLAG=VALUE[ --FLAG=VALUE] (repeatable; e.g. 'ibp=--ibp-hull=projected'); recorded with the row")
 	fs.StringVar(&recipeEpochs, "recipe-epochs", "", "shorten or lengthen rows' training, DEFENSE=N[,DEFENSE=N] (IBP's ramp keeps the reference's first 2/3); the table marks such rows")
 	fs.BoolVar(&tb.report, "report", false, "print the table and its checks from the cells already there, computing and writing nothing (safe beside a running table)")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if tb.arch != "cnn" && tb.arch != "bilstm" {

@@ -28,7 +28,7 @@ func runBenchTransformer(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&asJSON, "json", false, "print the rows as JSON")
 	fs.DurationVar(&minTime, "time", 3*time.Second, "minimum time spent on each measurement")
 	fs.IntVar(&length, "len", 64, "sequence length in word pieces")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if err := useBLAS(blasName); err != nil {

@@ -34,7 +34,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&epochs, "epochs", 4, "training epochs per model")
 	fs.StringVar(&out, "out", "", "keep the trained models under this folder (default: a temporary folder, removed)")
 	fs.BoolVar(&quiet, "quiet", false, "no progress bars")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if out == "" {

@@ -26,7 +26,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	var synPath string
 	fs.BoolVar(&certifyOn, "certify", false, "also report IBP certified accuracy over the synonym boxes (cnn/lstm/bilstm models)")
 	fs.StringVar(&synPath, "synonyms", "", "--certify: synonym neighbour table (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	m, err := openModel(path, blasName)
@@ -171,7 +171,7 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	df.register(fs, true)
 	var asJSON bool
 	fs.BoolVar(&asJSON, "json", false, "print the statistics as JSON")
-	if err := parse(fs, args[1:]); err != nil {
+	if err := parseNoArgs(fs, args[1:]); err != nil {
 		return err
 	}
 	ds, preset, err := df.load()

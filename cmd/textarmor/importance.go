@@ -35,7 +35,7 @@ func runImportance(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&synPath, "synonyms", "", "neighbour table for the synonym importance gap (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json; the gap is skipped when the default is missing)")
 	fs.IntVar(&gapWords, "gap-words", 1000, "vocabulary words (with an in-vocabulary neighbour) sampled for the synonym importance gap")
 	fs.Int64Var(&seed, "seed", 1, "seed of the synonym-gap word sample")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if path == "" {

@@ -135,6 +135,19 @@ func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	return fs
 }
 
+// parseNoArgs is parse for commands that take no positional arguments:
+// Go's flag package stops at the first one and would silently drop every
+// flag after it ("train … stray --epochs 3" ran 10 epochs).
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q (flags after it were not read; this command takes none)", fs.Arg(0))}
+	}
+	return nil
+}
+
 // parse parses flags, turning errors into usage errors.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {

@@ -220,3 +220,27 @@ func TestTrainRejectsBadNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestStrayArgumentsRefused: a positional argument to a command that takes
+// none is a usage error (Go's flag parsing stopped there and dropped every
+// flag after it), and so is an unknown bench subcommand.
+func TestStrayArgumentsRefused(t *testing.T) {
+	for _, args := range [][]string{
+		{"train", "--train", "x.csv", "stray", "--epochs", "3"},
+		{"eval", "--model", "m", "stray"},
+		{"attack", "--model", "m", "stray", "--recipe", "pwws"},
+		{"demo", "stray"},
+		{"importance", "--model", "m", "stray"},
+		{"data", "stats", "--dataset", "trec", "stray"},
+		{"eval-sts", "--model", "m", "stray"},
+		{"export", "--model", "m", "--out", "o", "stray"},
+		{"bench", "ftml"},
+		{"bench", "--time", "1s", "stray"},
+		{"bench", "transformer", "stray"},
+	} {
+		code, _, stderr := runCmd(t, args...)
+		if code != 2 || !(strings.Contains(stderr, "stray") || strings.Contains(stderr, `"ftml"`)) {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}

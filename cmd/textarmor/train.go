@@ -137,7 +137,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&asJSON, "json", false, "print the final test evaluation as one JSON object")
 	var dfl defenseFlags
 	dfl.register(fs)
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if err := dfl.check(fs); err != nil {

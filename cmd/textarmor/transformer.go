@@ -80,7 +80,7 @@ func runEvalSTS(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&splitName, "split", "test", "stsb and sickr split: train, dev or test")
 	fs.StringVar(&blasName, "blas", "", "BLAS backend (default: the build's)")
 	fs.BoolVar(&asJSON, "json", false, "print the results as one JSON object")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	m, err := openModel(path, blasName)
@@ -170,7 +170,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&format, "format", "hf", "hf: a Hugging Face directory that transformers loads as BertForSequenceClassification")
 	fs.StringVar(&out, "out", "", "directory to write (required)")
 	fs.BoolVar(&overwrite, "overwrite", false, "replace a non-empty --out that is not an earlier export")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if path == "" || out == "" {
