@@ -3,6 +3,7 @@ package attack
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -486,6 +487,43 @@ func TestTextVictimReadsThePerturbedText(t *testing.T) {
 	for _, want := range []string{"the movie was  good", "the movie was truly ", "the movie was [UNK] good"} {
 		if !seen[want] {
 			t.Errorf("the victim never read %q", want)
+		}
+	}
+}
+
+// TestResumeAfterRowCutBeforeItsNewline: a results file whose last row
+// lost only its final newline (or the end of its last field) resumes by
+// attacking that example again, not by gluing the next row onto it.
+func TestResumeAfterRowCutBeforeItsNewline(t *testing.T) {
+	tg, syn, ex := synthTask()
+	ex = ex[:6]
+	a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: Greedy{Order: ByDelete}}
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.csv")
+	want, err := RunAll(context.Background(), a, tg, ex, RunOptions{Workers: 1, Seed: 3, CSV: full})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{1, 3} { // the newline; the newline and two bytes of the last field
+		part := filepath.Join(dir, fmt.Sprintf("cut%d.csv", cut))
+		if err := os.WriteFile(part, raw[:len(raw)-cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows, _, err := ReadCSV(part)
+		if err != nil || len(rows) != len(ex)-1 {
+			t.Fatalf("cut %d: %d rows, %v; want the %d complete ones", cut, len(rows), err, len(ex)-1)
+		}
+		got, err := RunAll(context.Background(), a, tg, ex, RunOptions{Workers: 1, Seed: 3, CSV: part, Resume: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, _, err := ReadCSV(part)
+		if err != nil || !reflect.DeepEqual(stripSeconds(back), stripSeconds(want)) || !reflect.DeepEqual(stripSeconds(got), stripSeconds(want)) {
+			t.Fatalf("cut %d: resumed file differs (%v)", cut, err)
 		}
 	}
 }

@@ -166,9 +166,16 @@ func ReadCSV(path string) (rs []Result, good int64, err error) {
 		}
 	}
 	good = cr.InputOffset()
+	var before int64 // good before the last row read
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
+			// Rows are written with their newline: a last row without one
+			// was cut before it (its final field may be cut too), and an
+			// append would glue the next row onto it.
+			if len(rs) > 0 && !endsInNewline(f, good) {
+				return rs[:len(rs)-1], before, nil
+			}
 			return rs, good, nil
 		}
 		var r Result
@@ -184,8 +191,15 @@ func ReadCSV(path string) (rs []Result, good int64, err error) {
 			return nil, 0, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		rs = append(rs, r)
-		good = cr.InputOffset()
+		before, good = good, cr.InputOffset()
 	}
+}
+
+// endsInNewline reports whether byte end−1 of f is a newline.
+func endsInNewline(f *os.File, end int64) bool {
+	var b [1]byte
+	_, err := f.ReadAt(b[:], end-1)
+	return err == nil && b[0] == '\n'
 }
 
 // csvSink appends rows with an fsync after each.
