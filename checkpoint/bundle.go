@@ -9,8 +9,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/textarmor/textarmor/tensor"
 )
@@ -45,10 +48,32 @@ type Bundle struct {
 
 // configFile is the on-disk config.json wrapper around the caller's config.
 type configFile struct {
-	Format        string          `json:"format"`
-	FormatVersion int             `json:"format_version"`
-	WeightsSHA256 string          `json:"weights_sha256"`
-	Config        json.RawMessage `json:"config"`
+	Format        string `json:"format"`
+	FormatVersion int    `json:"format_version"`
+	WeightsSHA256 string `json:"weights_sha256"`
+	// VocabSHA256 and ConfigSHA256 digest vocab.json's bytes and the
+	// compacted config: a reordered vocabulary or an edited config would
+	// load and silently change predictions. Models saved before they
+	// existed have neither and are not checked.
+	VocabSHA256  string          `json:"vocab_sha256,omitempty"`
+	ConfigSHA256 string          `json:"config_sha256,omitempty"`
+	Config       json.RawMessage `json:"config"`
+}
+
+// digest is the hex SHA-256 of b.
+func digest(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// compactJSON is cfg without insignificant white space (what the config
+// digest covers, so re-indenting config.json does not change it).
+func compactJSON(cfg json.RawMessage) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, cfg); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // Save writes b as a model directory at dir, atomically: everything is
@@ -96,10 +121,16 @@ func writeBundle(tmp, dir string, b *Bundle, cfg json.RawMessage) (err error) {
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, VocabFile), err)
 	}
-	if err = writeSynced(filepath.Join(tmp, VocabFile), bytesWriter(append(vb, '\n'))); err != nil {
+	vb = append(vb, '\n')
+	if err = writeSynced(filepath.Join(tmp, VocabFile), bytesWriter(vb)); err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, VocabFile), err)
 	}
-	cb, err := json.MarshalIndent(configFile{Format, FormatVersion, hex.EncodeToString(h.Sum(nil)), cfg}, "", "  ")
+	compact, err := compactJSON(cfg)
+	if err != nil {
+		return fmt.Errorf("%s: config: %w", filepath.Join(dir, ConfigFile), err)
+	}
+	cb, err := json.MarshalIndent(configFile{Format: Format, FormatVersion: FormatVersion, WeightsSHA256: hex.EncodeToString(h.Sum(nil)),
+		VocabSHA256: digest(vb), ConfigSHA256: digest(compact), Config: cfg}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", filepath.Join(dir, ConfigFile), err)
 	}
@@ -278,6 +309,10 @@ func Load(dir string) (*Bundle, error) {
 	if vocab == nil { // JSON null
 		return nil, fmt.Errorf("%s: want a JSON array of strings, got null", vpath)
 	}
+	if cf.VocabSHA256 != "" && digest(vdata) != cf.VocabSHA256 {
+		return nil, fmt.Errorf("%s: checksum mismatch: %s records vocab_sha256 %s, file has %s (edited, reordered or replaced)",
+			vpath, ConfigFile, cf.VocabSHA256, digest(vdata))
+	}
 
 	wpath := filepath.Join(dir, WeightsFile)
 	tensors, meta, err := readVerified(wpath, want)
@@ -285,13 +320,23 @@ func Load(dir string) (*Bundle, error) {
 		return nil, err
 	}
 
+	for _, name := range slices.Sorted(maps.Keys(tensors)) {
+		for i, v := range tensors[name].Data {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return nil, fmt.Errorf("%s: tensor %q holds %v at index %d: a model with non-finite weights would predict NaN", wpath, name, v, i)
+			}
+		}
+	}
 	var cfg json.RawMessage
 	if string(cf.Config) != "null" && len(cf.Config) > 0 {
-		var buf bytes.Buffer
-		if err := json.Compact(&buf, cf.Config); err != nil { // already validated by Unmarshal
+		compact, err := compactJSON(cf.Config) // already validated by Unmarshal
+		if err != nil {
 			return nil, fmt.Errorf("%s: config: %v", cpath, err)
 		}
-		cfg = buf.Bytes()
+		if cf.ConfigSHA256 != "" && digest(compact) != cf.ConfigSHA256 {
+			return nil, fmt.Errorf("%s: checksum mismatch: config_sha256 %s, the config has %s (edited by hand?)", cpath, cf.ConfigSHA256, digest(compact))
+		}
+		cfg = compact
 	}
 	return &Bundle{Config: cfg, Vocab: vocab, Tensors: tensors, Meta: meta}, nil
 }

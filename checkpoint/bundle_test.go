@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -247,6 +248,16 @@ func TestLoadDetectsProblems(t *testing.T) {
 		{"vocab-not-array", editFile(VocabFile, func([]byte) []byte { return []byte(`{"a":1}`) }), VocabFile, "JSON array of strings"},
 		{"vocab-null", editFile(VocabFile, func([]byte) []byte { return []byte(`null`) }), VocabFile, "got null"},
 		{"vocab-numbers", editFile(VocabFile, func([]byte) []byte { return []byte(`["a",1]`) }), VocabFile, "JSON array of strings"},
+		// A valid vocabulary in another order, an edited config: both
+		// would load and change predictions silently.
+		{"vocab-reordered", editFile(VocabFile, func(b []byte) []byte {
+			var v []string
+			json.Unmarshal(b, &v)
+			v[0], v[len(v)-1] = v[len(v)-1], v[0]
+			out, _ := json.Marshal(v)
+			return append(out, '\n')
+		}), VocabFile, "vocab_sha256"},
+		{"config-edited", editConfig(func(m map[string]any) { m["config"] = map[string]any{"arch": "cnn", "edited": true} }), ConfigFile, "config_sha256"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -263,6 +274,27 @@ func TestLoadDetectsProblems(t *testing.T) {
 				t.Fatalf("error %q should name %s and say %q", err, c.file, c.wantText)
 			}
 		})
+	}
+}
+
+// TestLoadRefusesNonFiniteWeights: NaN or infinite weights are an error
+// naming the tensor, not a model that predicts NaN.
+func TestLoadRefusesNonFiniteWeights(t *testing.T) {
+	for _, bad := range []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))} {
+		b := testBundle(1)
+		var name string
+		for n := range b.Tensors {
+			name = n
+			break
+		}
+		b.Tensors[name].Data[0] = bad
+		dir := filepath.Join(t.TempDir(), "model")
+		if err := Save(dir, b); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "non-finite") {
+			t.Errorf("%v in %s: %v", bad, name, err)
+		}
 	}
 }
 

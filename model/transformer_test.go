@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -129,6 +130,15 @@ func TestLoadRefusesIncompleteTokenizerRecord(t *testing.T) {
 		if bad == string(raw) {
 			t.Fatalf("config has no %s:\n%s", edit.from, raw)
 		}
+		// The config digest catches any edit; without it (a config from
+		// before digests, or written by hand) the record is still checked.
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "config_sha256") {
+			t.Errorf("edit %q with the digest in place: %v", edit.to, err)
+		}
+		bad = regexp.MustCompile(`"config_sha256": "[0-9a-f]+",\s*`).ReplaceAllString(bad, "")
 		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
 			t.Fatal(err)
 		}
