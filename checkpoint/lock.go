@@ -20,7 +20,22 @@ func LockDir(dir string) (unlock func(), err error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, ".lock")
+	return lock(filepath.Join(dir, ".lock"), dir)
+}
+
+// LockOutput claims an output that is replaced or appended to as a whole
+// (a model directory swapped in by rename, a results CSV) through the
+// sibling file out+".lock", as LockDir does for a folder.
+func LockOutput(out string) (unlock func(), err error) {
+	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, err
+	}
+	return lock(filepath.Clean(out)+".lock", out)
+}
+
+// lock creates the lock file path for what (named in errors).
+func lock(path, what string) (unlock func(), err error) {
+	dir := what
 	for attempt := 0; attempt < 3; attempt++ {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err == nil {

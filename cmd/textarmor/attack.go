@@ -94,6 +94,15 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	if resume && out == "" {
 		return usageError{fmt.Errorf("--resume needs --out")}
 	}
+	if out != "" {
+		// One run per results file: two attacks appending to one CSV
+		// would leave duplicate and interleaved rows.
+		unlock, err := checkpoint.LockOutput(out)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	if out != "" && !resume {
 		if _, err := os.Stat(out); err == nil {
 			return usageError{fmt.Errorf("%s exists: use --resume to continue that run, or remove it", out)}

@@ -244,3 +244,37 @@ func TestStrayArgumentsRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestOutputsAreLocked: a train or attack whose output another live
+// process holds fails naming that process, before writing anything.
+func TestOutputsAreLocked(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "train.csv")
+	writeCSV(t, tr, 40, 1)
+	out, csv := filepath.Join(dir, "model"), filepath.Join(dir, "res.csv")
+	holder := fmt.Sprintf("%d\n", os.Getpid()) // this test process: alive
+	for _, lock := range []string{out + ".lock", csv + ".lock"} {
+		if err := os.WriteFile(lock, []byte(holder), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, stderr := runCmd(t, "train", "--train", tr, "--model", "cnn", "--embed-dim", "8", "--filters", "4", "--epochs", "1", "--out", out, "--quiet")
+	if code == 0 || !strings.Contains(stderr, "in use by process") {
+		t.Errorf("train into a locked output: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("train wrote %s while it was locked", out)
+	}
+	code, _, stderr = runCmd(t, "attack", "--model", out, "--test", tr, "--recipe", "pwws", "--out", csv)
+	if code == 0 || !strings.Contains(stderr, "in use by process") {
+		t.Errorf("attack into a locked CSV: exit %d, %s", code, stderr)
+	}
+	// A lock left by a process that no longer runs is taken over.
+	os.WriteFile(out+".lock", []byte("999999999\n"), 0o644)
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--model", "cnn", "--embed-dim", "8", "--filters", "4", "--epochs", "1", "--out", out, "--quiet"); code != 0 {
+		t.Errorf("train after a stale lock: exit %d, %s", code, stderr)
+	}
+	if _, err := os.Stat(out + ".lock"); !os.IsNotExist(err) {
+		t.Error("the lock was not released")
+	}
+}

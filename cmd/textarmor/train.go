@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/lexicon"
@@ -167,6 +168,13 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if !quiet {
 		opt.Progress = stderr
 	}
+	// One run per output: a second train into the same folder would write
+	// over the first one's checkpoints and report its accuracy.
+	unlock, err := checkpoint.LockOutput(opt.Out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	if opt.Resume {
 		if err := train.NothingToResume(opt.Out); err != nil {
 			return usageError{err}
