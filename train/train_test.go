@@ -512,3 +512,57 @@ func TestResumeTransformer(t *testing.T) {
 		t.Errorf("resumed from %d with %d epochs", res.ResumedFrom, len(res.Epochs))
 	}
 }
+
+// TestResumeRefusesOtherSettings: a resume with another batch size,
+// learning rate, length limit or (under the linear schedule) epoch count is
+// refused naming the flag; more epochs without a schedule extend the run.
+func TestResumeRefusesOtherSettings(t *testing.T) {
+	base := func(out string) Options {
+		return Options{Epochs: 1, BatchSize: 16, Seed: 5, LR: 1e-3, Out: out, KeepCheckpoint: true}
+	}
+	for _, c := range []struct {
+		change func(*Options, *model.Model)
+		want   string
+	}{
+		{func(o *Options, _ *model.Model) { o.BatchSize = 32 }, "--batch"},
+		{func(o *Options, _ *model.Model) { o.LR = 2e-3 }, "--lr"},
+		{func(_ *Options, m *model.Model) { m.MaxLen = 20 }, "--max-len"},
+		{func(o *Options, _ *model.Model) { o.Clip = 1 }, "--clip"},
+	} {
+		m, tr, dv := setup(t, "cnn", 1)
+		out := filepath.Join(t.TempDir(), "m")
+		if _, err := Run(m, Standard{}, tr, dv, base(out)); err != nil {
+			t.Fatal(err)
+		}
+		m2, _, _ := setup(t, "cnn", 1)
+		opt := base(out)
+		opt.Epochs, opt.Resume = 2, true
+		c.change(&opt, m2)
+		if _, err := Run(m2, Standard{}, tr, dv, opt); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s changed: %v", c.want, err)
+		}
+	}
+	// More epochs extend a run without a schedule, and say so.
+	m, tr, dv := setup(t, "cnn", 1)
+	out := filepath.Join(t.TempDir(), "m")
+	if _, err := Run(m, Standard{}, tr, dv, base(out)); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	opt := base(out)
+	opt.Epochs, opt.Resume, opt.Progress = 2, true, &log
+	if res, err := Run(m, Standard{}, tr, dv, opt); err != nil || res.ResumedFrom != 1 || !strings.Contains(log.String(), "extending the run from 1 to 2 epochs") {
+		t.Errorf("extending: %v, %q", err, log.String())
+	}
+	// Under the linear schedule the epoch count sets every step's rate.
+	out = filepath.Join(t.TempDir(), "s")
+	opt = base(out)
+	opt.Schedule = "linear"
+	if _, err := Run(m, Standard{}, tr, dv, opt); err != nil {
+		t.Fatal(err)
+	}
+	opt.Epochs, opt.Resume = 2, true
+	if _, err := Run(m, Standard{}, tr, dv, opt); err == nil || !strings.Contains(err.Error(), "--epochs") {
+		t.Errorf("more epochs under the linear schedule: %v", err)
+	}
+}

@@ -153,6 +153,9 @@ type state struct {
 	// runs. Older checkpoints have neither and are not checked.
 	Objective string          `json:"objective,omitempty"`
 	Settings  json.RawMessage `json:"settings,omitempty"`
+	// Run holds the options that shape the result, so that a resume with
+	// other ones is refused (older checkpoints have none).
+	Run *runSettings `json:"run,omitempty"`
 	// ObjectiveDraws is how far the objective's own random stream had got
 	// (objectives implementing Random).
 	ObjectiveDraws uint64 `json:"objective_draws,omitempty"`
@@ -276,12 +279,16 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		opz = NewOptimizer(opt)
 	}
 	ckpt := opt.Out + ".ckpt"
-	st := state{Seed: opt.Seed}
+	st := state{Seed: opt.Seed, Run: settingsOf(opt, m)}
 	if opt.Resume {
 		if ok, err := restore(ckpt, m, obj, params, opz, &st); err != nil {
 			return nil, err
 		} else if ok {
 			st.Result.ResumedFrom = st.Epoch
+			if st.Run != nil && opt.Progress != nil && st.Run.Epochs != opt.Epochs {
+				fmt.Fprintf(opt.Progress, "extending the run from %d to %d epochs\n", st.Run.Epochs, opt.Epochs)
+			}
+			st.Run = settingsOf(opt, m)
 			if opt.Progress != nil {
 				if p := st.Partial; p != nil {
 					fmt.Fprintf(opt.Progress, "resuming from %s in epoch %d after step %d\n", ckpt, p.Epoch, p.Step)
@@ -505,6 +512,55 @@ func save(dir string, m *model.Model, obj Objective, opz optim.Optimizer, st sta
 	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: m.VocabWords(), Tensors: ts})
 }
 
+// runSettings are the options a resumed run must share with the run it
+// continues: each changes the numbers. Epochs may grow (the run is
+// extended) unless the learning-rate schedule spans all epochs.
+type runSettings struct {
+	Epochs      int     `json:"epochs"`
+	BatchSize   int     `json:"batch"`
+	Optimizer   string  `json:"optimizer"`
+	LR          float64 `json:"lr"`
+	Momentum    float64 `json:"momentum"`
+	WeightDecay float64 `json:"weight_decay"`
+	Clip        float64 `json:"clip"`
+	DecayEpochs []int   `json:"decay_epochs"`
+	DecayGamma  float64 `json:"decay_gamma"`
+	Schedule    string  `json:"schedule"`
+	Warmup      float64 `json:"warmup"`
+	MaxLen      int     `json:"max_len"`
+}
+
+func settingsOf(opt Options, m *model.Model) *runSettings {
+	return &runSettings{Epochs: opt.Epochs, BatchSize: opt.BatchSize, Optimizer: opt.Optimizer, LR: opt.LR, Momentum: opt.Momentum,
+		WeightDecay: opt.WeightDecay, Clip: opt.Clip, DecayEpochs: opt.DecayEpochs, DecayGamma: opt.DecayGamma,
+		Schedule: opt.Schedule, Warmup: opt.Warmup, MaxLen: m.MaxLen}
+}
+
+// differs names the first setting of now that differs from the saved run
+// (epochs aside when they may grow), or "".
+func (saved *runSettings) differs(now *runSettings) string {
+	a, b := *saved, *now
+	if a.Schedule == "" && b.Schedule == "" {
+		a.Epochs, b.Epochs = 0, 0 // extending a run is allowed
+	}
+	fields := []struct {
+		name string
+		x, y any
+	}{
+		{"--epochs (the linear schedule spans all of them)", a.Epochs, b.Epochs}, {"--batch", a.BatchSize, b.BatchSize},
+		{"--optimizer", a.Optimizer, b.Optimizer}, {"--lr", a.LR, b.LR}, {"--momentum", a.Momentum, b.Momentum},
+		{"--weight-decay", a.WeightDecay, b.WeightDecay}, {"--clip", a.Clip, b.Clip},
+		{"--lr-decay-epochs", fmt.Sprint(a.DecayEpochs), fmt.Sprint(b.DecayEpochs)}, {"--lr-decay", a.DecayGamma, b.DecayGamma},
+		{"--schedule", a.Schedule, b.Schedule}, {"--warmup", a.Warmup, b.Warmup}, {"--max-len", a.MaxLen, b.MaxLen},
+	}
+	for _, f := range fields {
+		if f.x != f.y {
+			return fmt.Sprintf("%s: %v before, %v now", f.name, f.x, f.y)
+		}
+	}
+	return ""
+}
+
 // restore loads a checkpoint if one exists; ok reports whether it did.
 func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz optim.Optimizer, st *state) (ok bool, err error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
@@ -520,6 +576,11 @@ func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz 
 	}
 	if saved.Seed != st.Seed {
 		return false, fmt.Errorf("cannot resume: %s was trained with seed %d, this run has seed %d", dir, saved.Seed, st.Seed)
+	}
+	if saved.Run != nil && st.Run != nil {
+		if d := saved.Run.differs(st.Run); d != "" {
+			return false, fmt.Errorf("cannot resume: %s was trained with other settings (%s); give the same ones, or remove it to start afresh", dir, d)
+		}
 	}
 	a, _ := json.Marshal(saved.Meta.Net)
 	c, _ := json.Marshal(m.Net.Cfg)
