@@ -3,10 +3,14 @@ package attack
 import (
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/textarmor/textarmor/checkpoint"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -39,6 +43,48 @@ type RunOptions struct {
 	// examples into one call of the victim (see mergingVictim); the results
 	// are the same.
 	MergeBatches bool
+	// Identity, when set with CSV, records what the results file belongs
+	// to (model digest, recipe, protocol, seed, sample…) in CSV+".run.json";
+	// a resume whose Identity differs in any field, or of a file without
+	// that record, is refused naming the field, so that rows of two runs
+	// never mix.
+	Identity map[string]string
+}
+
+// checkIdentity compares a resumed results file's record with id, or
+// writes the record for a fresh file.
+func checkIdentity(csvPath string, id map[string]string, resume bool) error {
+	path := csvPath + ".run.json"
+	if resume {
+		if rows, _, err := ReadCSV(csvPath); err == nil && len(rows) > 0 {
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				return fmt.Errorf("cannot resume %s: it has no record of the run that wrote it (%v); remove it to start afresh", csvPath, err)
+			}
+			var saved map[string]string
+			if err := json.Unmarshal(raw, &saved); err != nil {
+				return fmt.Errorf("cannot resume %s: %s: %w", csvPath, path, err)
+			}
+			keys := slices.Sorted(maps.Keys(id))
+			for _, k := range slices.Sorted(maps.Keys(saved)) {
+				if _, ok := id[k]; !ok {
+					keys = append(keys, k)
+				}
+			}
+			for _, k := range keys {
+				if saved[k] != id[k] {
+					return fmt.Errorf("cannot resume %s: it was written with %s %q, this run has %q; give the same settings, or remove it to start afresh",
+						csvPath, k, saved[k], id[k])
+				}
+			}
+			return nil
+		}
+	}
+	b, err := json.MarshalIndent(id, "", "  ")
+	if err != nil {
+		return err
+	}
+	return checkpoint.WriteFileAtomic(path, append(b, '\n'), 0o644)
 }
 
 // Summary aggregates results as TextAttack does.
@@ -266,6 +312,11 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 	}
 	done := map[int]Result{}
 	var sink *csvSink
+	if opt.CSV != "" && opt.Identity != nil {
+		if err := checkIdentity(opt.CSV, opt.Identity, opt.Resume); err != nil {
+			return nil, err
+		}
+	}
 	if opt.CSV != "" {
 		s, prev, err := openSink(opt.CSV, opt.Resume)
 		if err != nil {

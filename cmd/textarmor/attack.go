@@ -186,6 +186,19 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "deviation: %s\n", d)
 	}
 	opt := attack.RunOptions{Workers: workers, Seed: seed, CSV: out, Resume: resume, MergeBatches: *mergeB}
+	if out != "" {
+		digest, err := checkpoint.WeightsDigest(path)
+		if err != nil {
+			return err
+		}
+		// --n is left out on purpose: the examples come in an order fixed
+		// by the dataset, split, seed and sampling, and each one's result
+		// by its index, so a run of another --n reuses the rows it shares.
+		opt.Identity = map[string]string{"model": digest, "recipe": cfg.Recipe, "attack": cfg.Description,
+			"protocol": protocol, "seed": fmt.Sprint(seed), "dataset": dsName, "split": splitName,
+			"shuffle": fmt.Sprint(*shuffle), "examples": fmt.Sprint(len(ex)), "query_budget": fmt.Sprint(budget),
+			"vectors": vecPath, "synonyms": synPath, "lm": lmPath}
+	}
 	if !quiet {
 		opt.Progress = stderr
 	}

@@ -199,3 +199,37 @@ func TestAttackRefusesOtherClassCount(t *testing.T) {
 		t.Errorf("exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestAttackResumeBelongsToItsRun: a results file resumes only with the
+// settings that wrote it; another seed, recipe, protocol or model is
+// refused naming the field, and so is a file without its run record.
+func TestAttackResumeBelongsToItsRun(t *testing.T) {
+	dir := t.TempDir()
+	te, syn, mdir := attackFixture(t, dir)
+	out := filepath.Join(dir, "res.csv")
+	base := []string{"attack", "--model", mdir, "--test", te, "--synonyms", syn, "--out", out, "--quiet", "--n", "10"}
+	if code, _, stderr := runCmd(t, append(base, "--recipe", "textfooler")...); code != 0 {
+		t.Fatalf("first run: exit %d: %s", code, stderr)
+	}
+	for _, c := range []struct {
+		extra []string
+		want  string
+	}{
+		{[]string{"--recipe", "textfooler", "--seed", "1"}, "seed"},
+		{[]string{"--recipe", "pso"}, "recipe"},
+		{[]string{"--recipe", "textfooler", "--protocol", "flat"}, "protocol"},
+	} {
+		args := append(append(append([]string(nil), base...), c.extra...), "--resume")
+		if code, _, stderr := runCmd(t, args...); code == 0 || !strings.Contains(stderr, "cannot resume") || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, %s", c.extra, code, stderr)
+		}
+	}
+	// The same settings, and a larger --n, resume.
+	if code, _, stderr := runCmd(t, append(append(base, "--recipe", "textfooler", "--resume"), "--n", "20")...); code != 0 {
+		t.Errorf("same settings: exit %d: %s", code, stderr)
+	}
+	os.Remove(out + ".run.json")
+	if code, _, stderr := runCmd(t, append(base, "--recipe", "textfooler", "--resume")...); code == 0 || !strings.Contains(stderr, "no record") {
+		t.Errorf("file without its record: exit %d, %s", code, stderr)
+	}
+}
