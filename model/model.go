@@ -93,6 +93,16 @@ func Load(dir string) (*Model, error) {
 	if len(b.Vocab) != meta.Net.VocabSize {
 		return nil, fmt.Errorf("%s: vocabulary has %d words, the config says %d", dir, len(b.Vocab), meta.Net.VocabSize)
 	}
+	// The config's sizes are checked against the weights before the
+	// network is built: an edited embed_dim of 1e9 would allocate until
+	// memory runs out before any shape check could fail.
+	held := 0.0
+	for _, t := range b.Tensors {
+		held += float64(len(t.Data))
+	}
+	if need := meta.Net.ParamCount(); !(need <= held) {
+		return nil, fmt.Errorf("%s: config.json's sizes need %.0f weights, %s holds %.0f (an edited or mismatched config)", dir, need, checkpoint.WeightsFile, held)
+	}
 	var m *Model
 	if meta.Pieces != nil {
 		wp, err := text.NewWordPiece(b.Vocab, *meta.Pieces)

@@ -4,6 +4,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -57,5 +58,33 @@ func TestLoadRejectsMismatchedVocab(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "vocab.json"), []byte(`["<pad>","<unk>","a"]`), 0o644)
 	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("want an error naming the model, got %v", err)
+	}
+}
+
+// TestLoadChecksSizesBeforeBuilding: a config whose sizes need far more
+// weights than the file holds is refused before the network is built (an
+// embed_dim of 1e9 used to allocate until memory ran out).
+func TestLoadChecksSizesBeforeBuilding(t *testing.T) {
+	cfg := nn.DefaultConfig("cnn")
+	cfg.EmbedDim, cfg.Filters = 8, 4
+	vocab, _ := text.NewVocab([]string{text.PadWord, text.UnkWord, "good", "bad"})
+	m, err := New(Meta{Net: cfg, Tokenizer: "whitespace", MaxLen: 10, Classes: []string{"neg", "pos"}}, vocab, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "config.json")
+	raw, _ := os.ReadFile(path)
+	bad := regexp.MustCompile(`"embed_dim": 8`).ReplaceAllString(string(raw), `"embed_dim": 1000000000`)
+	bad = regexp.MustCompile(`"config_sha256": "[0-9a-f]+",\s*`).ReplaceAllString(bad, "") // as an older or hand-written config
+	if bad == string(raw) {
+		t.Fatal("no embed_dim in the config")
+	}
+	os.WriteFile(path, []byte(bad), 0o644)
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "sizes need") {
+		t.Errorf("embed_dim 1e9: %v", err)
 	}
 }

@@ -414,3 +414,53 @@ func (m *Classifier) LoadTensors(ts map[string]*tensor.Tensor) error {
 	}
 	return nil
 }
+
+// ParamCount is how many float32 values New allocates for the weights of
+// c (assumed valid), computed in float64 so that absurd sizes do not
+// overflow: loaders compare it with the weights file before building.
+func (c Config) ParamCount() float64 {
+	d := float64(c.EmbedDim)
+	n := float64(c.VocabSize) * d
+	in := d
+	if c.InputLayer > 0 {
+		n += d*float64(c.InputLayer) + float64(c.InputLayer)
+		in = float64(c.InputLayer)
+	}
+	out := in
+	switch c.Arch {
+	case "cnn":
+		for _, w := range c.Widths {
+			n += float64(w)*in*float64(c.Filters) + float64(c.Filters)
+		}
+		out = float64(len(c.Widths) * c.Filters)
+	case "bilstm", "lstm":
+		h := float64(c.Hidden)
+		dirs := 1.0
+		if c.Arch == "bilstm" {
+			dirs = 2
+		}
+		n += dirs * (4*h*(in+h) + 4*h)
+		out = dirs * h
+	case "transformer":
+		if tc := c.Transformer; tc != nil {
+			i := float64(tc.Intermediate)
+			n += float64(tc.MaxPositions+tc.TypeVocab)*d + 2*d
+			n += float64(tc.Layers) * (4*d*d + 4*d + 2*d*i + i + d + 4*d)
+			if tc.Pooler {
+				n += d*d + d
+			}
+		}
+	}
+	if c.HeadHidden > 0 {
+		n += out*float64(c.HeadHidden) + float64(c.HeadHidden)
+		out = float64(c.HeadHidden)
+	}
+	n += out*float64(c.NumClasses) + float64(c.NumClasses)
+	if c.Mask {
+		n += d*float64(c.MaskHidden) + float64(c.MaskHidden) + 2*float64(c.MaskHidden) + 2
+	}
+	if c.Groups != nil {
+		n += float64(c.NumGroups)
+	}
+	return n
+}

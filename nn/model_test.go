@@ -233,3 +233,31 @@ func TestEncodeBatchPerWordMatchesPositionwise(t *testing.T) {
 		}
 	}
 }
+
+// TestParamCount: the count matches what New allocates, for every
+// architecture and the optional parts.
+func TestParamCount(t *testing.T) {
+	for _, arch := range append(slices.Clone(Archs), "cnn+layers", "bilstm+mask") {
+		cfg := tinyConfig(strings.TrimSuffix(strings.TrimSuffix(arch, "+layers"), "+mask"))
+		if strings.HasSuffix(arch, "+layers") {
+			cfg.InputLayer, cfg.HeadHidden = 4, 3
+		}
+		if strings.HasSuffix(arch, "+mask") {
+			cfg.Mask, cfg.MaskHidden = true, 5
+		}
+		if cfg.Transformer != nil {
+			cfg.Transformer.Pooler = true
+		}
+		m, err := New(cfg, rand.New(rand.NewSource(1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		for _, p := range m.Params() {
+			n += len(p.Value.Data)
+		}
+		if got := cfg.ParamCount(); got != float64(n) {
+			t.Errorf("%s: ParamCount %g, New allocates %d", arch, got, n)
+		}
+	}
+}
