@@ -123,6 +123,14 @@ const (
 	matchExact
 )
 
+// MaxVectorDim bounds a vector file's dimension (published vectors have
+// 50–4,096): a malformed line of 200,000 values set the dimension of a
+// table that took 8 GB and minutes to fill before anything failed.
+const MaxVectorDim = 10000
+
+// maxVectorTable bounds vocabulary × dimension (1<<30 floats, 4 GB).
+const maxVectorTable = 1 << 30
+
 func readVectors(r io.Reader, path string, vocab *Vocab) (*Vectors, error) {
 	n := vocab.Len()
 	vs := &Vectors{Found: make([]bool, n)}
@@ -139,6 +147,9 @@ func readVectors(r io.Reader, path string, vocab *Vocab) (*Vectors, error) {
 		}
 		if vs.Data == nil {
 			vs.Dim = len(vals)
+			if float64(n)*float64(vs.Dim) > maxVectorTable {
+				return fmt.Errorf("%s:%d: %d words × %d dimensions exceed the %.0f values a table may hold", path, lineNo, n, vs.Dim, float64(maxVectorTable))
+			}
 			vs.Data = make([]float32, n*vs.Dim)
 		}
 		row := vs.Data[int(id)*vs.Dim : (int(id)+1)*vs.Dim]
@@ -192,6 +203,9 @@ func scanVectors(r io.Reader, path string, use func(lineNo int, word string, val
 		if lineNo == 1 && len(fields) == 2 {
 			if _, e1 := strconv.ParseUint(fields[0], 10, 63); e1 == nil {
 				if d, e2 := strconv.ParseUint(fields[1], 10, 31); e2 == nil && d > 0 {
+					if d > MaxVectorDim {
+						return 0, fmt.Errorf("%s:1: header gives dimension %d, above the %d this reader accepts", path, d, MaxVectorDim)
+					}
 					dim = int(d)
 					continue
 				}
@@ -200,6 +214,9 @@ func scanVectors(r io.Reader, path string, use func(lineNo int, word string, val
 		if dim == 0 {
 			if len(fields) < 2 {
 				return 0, fmt.Errorf("%s:%d: want a word and at least one value, got %d field(s)", path, lineNo, len(fields))
+			}
+			if len(fields)-1 > MaxVectorDim {
+				return 0, fmt.Errorf("%s:%d: %d values on the first vector line, above the %d dimensions this reader accepts", path, lineNo, len(fields)-1, MaxVectorDim)
 			}
 			dim = len(fields) - 1
 		}

@@ -192,3 +192,30 @@ func TestVectorWords(t *testing.T) {
 		t.Errorf("short line: error %v, want one naming bad.txt:2", err)
 	}
 }
+
+// TestVectorsDimensionBounded: a header or first line with more dimensions
+// than any real vectors file is an error naming file and line, before any
+// table is allocated.
+func TestVectorsDimensionBounded(t *testing.T) {
+	vocab, _ := NewVocab([]string{PadWord, UnkWord, "good"})
+	dir := t.TempDir()
+	huge := "good" + strings.Repeat(" 0.5", MaxVectorDim+1) + "\n"
+	for name, body := range map[string]string{
+		"header.vec":      "3 200000\ngood 1 2\n",
+		"firstline.vec":   huge,
+		"ok-at-limit.vec": "good" + strings.Repeat(" 0.5", MaxVectorDim) + "\n",
+	} {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(body), 0o644)
+		vs, err := LoadVectors(p, vocab)
+		if name == "ok-at-limit.vec" {
+			if err != nil || vs.Dim != MaxVectorDim {
+				t.Errorf("%s: %v", name, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), name) || !strings.Contains(err.Error(), "10000") {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
