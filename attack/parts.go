@@ -2,6 +2,7 @@ package attack
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -63,11 +64,16 @@ func (sp *spec) int(key string, def int, err *error) int {
 	return n
 }
 
-// count is int for a value that must be at least 1 (sizes, steps).
+// maxCount bounds sizes and steps (a population of 1e8 or a beam of 1e6
+// ran out of memory instead of failing).
+const maxCount = 100000
+
+// count is int for a value that must be at least 1 (sizes, steps), at most
+// maxCount.
 func (sp *spec) count(key string, def int, err *error) int {
 	n := sp.int(key, def, err)
-	if n < 1 && *err == nil {
-		*err = fmt.Errorf("%s: %s=%d must be at least 1", sp.name, key, n)
+	if (n < 1 || n > maxCount) && *err == nil {
+		*err = fmt.Errorf("%s: %s=%d must be in [1, %d]", sp.name, key, n, maxCount)
 	}
 	return n
 }
@@ -78,8 +84,8 @@ func (sp *spec) float(key string, def float64, err *error) float64 {
 		return def
 	}
 	f, e := strconv.ParseFloat(v, 64)
-	if e != nil && *err == nil {
-		*err = fmt.Errorf("%s: %s=%q is not a number", sp.name, key, v)
+	if (e != nil || math.IsNaN(f) || math.IsInf(f, 0)) && *err == nil {
+		*err = fmt.Errorf("%s: %s=%q is not a finite number", sp.name, key, v)
 	}
 	return f
 }

@@ -128,3 +128,24 @@ type fakeLM struct{}
 
 func (fakeLM) Name() string                          { return "fake" }
 func (fakeLM) LogProb(words []string, i int) float64 { return 0 }
+
+// TestPartsRejectHugeAndNonFiniteParameters: sizes beyond any real use
+// and NaN/infinite numbers are parse errors naming the parameter (they ran
+// out of memory or passed silently).
+func TestPartsRejectHugeAndNonFiniteParameters(t *testing.T) {
+	_, syn, _ := oneWord()
+	full := Resources{Synonyms: syn, Distance: fakeDistance{}, Encoder: bowEncoder{}, Tagger: nounTagger{}, LM: fakeLM{}}
+	for _, s := range []string{"genetic:pop=100000000", "beam:width=1000000", "pso:iters=200000", "hla:init=1000001"} {
+		if _, err := ParseSearch(s, full); err == nil || !strings.Contains(err.Error(), "must be in [1, 100000]") {
+			t.Errorf("search %q: %v", s, err)
+		}
+	}
+	for _, s := range []string{"max-rate:rate=nan", "embedding:max=+Inf", "use:min=NaN"} {
+		if _, _, err := ParseConstraint(s, full); err == nil || !strings.Contains(err.Error(), "finite") {
+			t.Errorf("constraint %q: %v", s, err)
+		}
+	}
+	if _, err := ParseSearch("genetic:temp=nan", full); err == nil {
+		t.Error("genetic:temp=nan accepted")
+	}
+}

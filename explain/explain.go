@@ -172,6 +172,14 @@ type LIMEOptions struct {
 // not penalised) for each requested class (nil = all) are the scores. The
 // samples run through the model's batched Predict; a seed gives the same
 // scores every time.
+// MaxLIMETokens bounds LIME's input (its ridge regression holds a
+// tokens × tokens matrix: 100,000 tokens ran out of memory), and
+// maxLIMECells the perturbed samples × tokens it draws.
+const (
+	MaxLIMETokens = 10000
+	maxLIMECells  = 2e8
+)
+
 func LIME(m *nn.Classifier, ids []int32, classes []int, opt LIMEOptions) ([][]float64, error) {
 	n := len(ids)
 	if n == 0 {
@@ -183,6 +191,10 @@ func LIME(m *nn.Classifier, ids []int32, classes []int, opt LIMEOptions) ([][]fl
 	}
 	if opt.Samples <= 0 {
 		opt.Samples = DefaultSamples
+	}
+	if n > MaxLIMETokens || float64(n)*float64(opt.Samples) > maxLIMECells {
+		return nil, fmt.Errorf("explain: LIME over %d tokens with %d samples is too large (at most %d tokens and %.0f token-samples: its regression is tokens × tokens)",
+			n, opt.Samples, MaxLIMETokens, float64(maxLIMECells))
 	}
 	if opt.KernelWidth <= 0 {
 		opt.KernelWidth = DefaultKernelWidth

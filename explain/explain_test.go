@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -241,5 +242,18 @@ func TestIGConcurrentOnOneModel(t *testing.T) {
 				t.Fatalf("run %d class %d: %v, sequential %v", k, c, g[c], w[c])
 			}
 		}
+	}
+}
+
+// TestLIMEBoundsItsInput: LIME over more tokens than its regression can
+// hold is an error, not an out-of-memory crash.
+func TestLIMEBoundsItsInput(t *testing.T) {
+	m := tinyModel(t, "cnn", false)
+	ids := make([]int32, MaxLIMETokens+1)
+	for i := range ids {
+		ids[i] = int32(2 + i%20)
+	}
+	if _, err := LIME(m, ids, nil, LIMEOptions{Samples: 10}); err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Errorf("LIME over %d tokens: %v", len(ids), err)
 	}
 }

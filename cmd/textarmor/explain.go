@@ -72,6 +72,9 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	if method != "ig" && method != "lime" {
 		return usageError{fmt.Errorf("--method %q: want ig or lime", method)}
 	}
+	if steps < 1 || steps > 100000 || samples < 2 || samples > 1000000 {
+		return usageError{fmt.Errorf("--steps %d must be in [1, 100000] and --samples %d in [2, 1000000] (one sample is the input itself)", steps, samples)}
+	}
 	useColor := false
 	switch color {
 	case "auto":

@@ -278,3 +278,15 @@ func TestOutputsAreLocked(t *testing.T) {
 		t.Error("the lock was not released")
 	}
 }
+
+// TestExplainRejectsBadCounts: --steps and --samples out of range are
+// usage errors (0 silently became the default; 1 sample gave all-zero
+// scores).
+func TestExplainRejectsBadCounts(t *testing.T) {
+	for _, c := range [][2]string{{"--steps", "0"}, {"--samples", "0"}, {"--samples", "1"}, {"--steps", "-5"}, {"--samples", "100000000"}} {
+		code, _, stderr := runCmd(t, "explain", "--model", "m", c[0], c[1], "a text")
+		if code != 2 || !strings.Contains(stderr, c[0]) {
+			t.Errorf("%s %s: exit %d, %q", c[0], c[1], code, stderr)
+		}
+	}
+}
