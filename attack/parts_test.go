@@ -69,7 +69,7 @@ func TestParseParts(t *testing.T) {
 		"unknown transformation": func() error { _, err := ParseTransformation("hownet", full); return err },
 		"genetic: unknown parameter popsize (valid: gens, pop, temp)": func() error { _, err := ParseSearch("genetic:popsize=3", full); return err },
 		"repeat takes no parameters":                                  func() error { _, _, err := ParseConstraint("repeat:x=1", full); return err },
-		"beam: width=0 must be in [1, 100000]":                            func() error { _, err := ParseSearch("beam:width=0", full); return err },
+		"beam: width=0 must be in [1, 100000]":                        func() error { _, err := ParseSearch("beam:width=0", full); return err },
 		"pso: iters=\"x\" is not a whole number":                      func() error { _, err := ParseSearch("pso:iters=x", full); return err },
 		"max-rate: rate=2 must be in (0, 1]":                          func() error { _, _, err := ParseConstraint("max-rate:rate=2", full); return err },
 		"stopwords: list=\"nope\"":                                    func() error { _, _, err := ParseConstraint("stopwords:list=nope", full); return err },
