@@ -541,6 +541,11 @@ func LoadSplits(train, dev, test string, opt FileOptions) (*Dataset, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(ex) == 0 {
+			// An empty dev set would select on accuracy 0 and an empty test
+			// set report it, both with exit 0.
+			return nil, fmt.Errorf("dataset: %s file %s has no examples (%s)", s.name, s.path, rep)
+		}
 		*s.dst = ex
 		ds.Notes = append(ds.Notes, fmt.Sprintf("%s: %s (%d examples; %s)", s.name, s.path, len(ex), rep))
 	}

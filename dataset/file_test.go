@@ -295,3 +295,18 @@ func TestLoadSplits(t *testing.T) {
 		t.Errorf("missing dev: %v", err)
 	}
 }
+
+// TestLoadSplitsRefusesEmptyDevOrTest: a dev or test file without examples
+// is an error naming it (it selected on, or reported, accuracy 0).
+func TestLoadSplitsRefusesEmptyDevOrTest(t *testing.T) {
+	dir := t.TempDir()
+	train, empty := filepath.Join(dir, "train.csv"), filepath.Join(dir, "empty.csv")
+	os.WriteFile(train, []byte("text,label\ngood film,1\nbad film,0\n"), 0o644)
+	os.WriteFile(empty, []byte("text,label\n"), 0o644)
+	for _, c := range [][2]string{{empty, ""}, {"", empty}} {
+		_, err := LoadSplits(train, c[0], c[1], FileOptions{})
+		if err == nil || !strings.Contains(err.Error(), empty) || !strings.Contains(err.Error(), "no examples") {
+			t.Errorf("dev %q test %q: %v", c[0], c[1], err)
+		}
+	}
+}

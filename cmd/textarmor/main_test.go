@@ -290,3 +290,18 @@ func TestExplainRejectsBadCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestTrainRefusesUnusableOutBeforeTraining: an --out that cannot be
+// written fails before the first epoch.
+func TestTrainRefusesUnusableOutBeforeTraining(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "train.csv")
+	writeCSV(t, tr, 40, 1)
+	file := filepath.Join(dir, "a-file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	code, _, stderr := runCmd(t, "train", "--train", tr, "--model", "cnn", "--embed-dim", "8", "--filters", "4", "--epochs", "1",
+		"--out", filepath.Join(file, "model"))
+	if code == 0 || strings.Contains(stderr, "epoch 1") {
+		t.Errorf("--out under a file: exit %d, %s", code, stderr)
+	}
+}
