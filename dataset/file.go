@@ -198,7 +198,7 @@ func fileFormat(path, format string) (string, error) {
 	case ".jsonl", ".ndjson":
 		return "jsonl", nil
 	}
-	return "", fmt.Errorf("dataset: %s: cannot tell the format from the extension; set FileOptions.Format to csv, tsv or jsonl", path)
+	return "", fmt.Errorf("dataset: %s: cannot tell the format from the extension; give --format csv, tsv or jsonl (FileOptions.Format in Go)", path)
 }
 
 // columns resolves the text and label columns. header is the header row, or

@@ -310,3 +310,12 @@ func TestLoadSplitsRefusesEmptyDevOrTest(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownExtensionNamesTheFlag: the error says which flag to give.
+func TestUnknownExtensionNamesTheFlag(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "data.txt")
+	os.WriteFile(p, []byte("x,1\n"), 0o644)
+	if _, _, _, err := LoadFile(p, FileOptions{}); err == nil || !strings.Contains(err.Error(), "--format") {
+		t.Errorf("unknown extension: %v", err)
+	}
+}

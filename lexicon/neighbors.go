@@ -234,6 +234,9 @@ func LoadNeighbors(path string) (*Neighbors, error) {
 		return nil, fmt.Errorf("lexicon: neighbours: %w", err)
 	}
 	defer f.Close()
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("lexicon: neighbours: %s is not a file (a JSON object of word -> [neighbours] is expected)", path)
+	}
 	n := NewNeighbors(strings.TrimSuffix(filepath.Base(path), ".json"))
 	dec := json.NewDecoder(bufio.NewReaderSize(f, 1<<16))
 

@@ -242,3 +242,12 @@ func BenchmarkLoadNeighbors(b *testing.B) {
 		}
 	}
 }
+
+// TestLoadNeighborsDirectory: a folder given as the table is refused as
+// such, not parsed as a JSON document ("byte 0: want a JSON object").
+func TestLoadNeighborsDirectory(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := LoadNeighbors(dir); err == nil || !strings.Contains(err.Error(), "is not a file") {
+		t.Errorf("a folder: %v", err)
+	}
+}

@@ -153,7 +153,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		if p.KnownTokens == 0 {
 			note = "  (no word of this text is in the model's vocabulary)"
 		}
-		fmt.Fprintf(stdout, "%s\t%.3f\t%s%s\n", p.Label, p.Probs[p.Class], texts[i], note)
+		fmt.Fprintf(stdout, "%s\t%.3f\t%s%s\n", p.Label, p.Probs[p.Class], printable(texts[i]), note)
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/model"
@@ -166,20 +167,25 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// textsFrom returns args, or one text per non-empty stdin line when there
-// are none.
+// textsFrom returns args, or one text per stdin line when there are none.
+// Blank lines are kept (as empty texts) so that output lines stay aligned
+// with input lines, but a stdin of blank lines only holds no text.
 func textsFrom(args []string) ([]string, error) {
 	texts := args
 	if len(texts) == 0 {
 		sc := bufio.NewScanner(os.Stdin)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
+		nonBlank := false
 		for sc.Scan() {
-			if line := strings.TrimSpace(sc.Text()); line != "" {
-				texts = append(texts, line)
-			}
+			line := strings.TrimSpace(sc.Text())
+			nonBlank = nonBlank || line != ""
+			texts = append(texts, line)
 		}
 		if err := sc.Err(); err != nil {
 			return nil, fmt.Errorf("stdin: %w", err)
+		}
+		if !nonBlank {
+			texts = nil
 		}
 	}
 	if len(texts) == 0 {
@@ -218,4 +224,22 @@ func wordScores(m *model.Model, perID []float64, ids []int32, wordOf []int, word
 		unknown[w] = seen[w] && !known[w]
 	}
 	return sc, unknown
+}
+
+// printable writes control characters of s (terminal escape sequences,
+// stray carriage returns) as \xNN, so that echoing a text can neither
+// drive the terminal nor break the one-line-per-text output.
+func printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

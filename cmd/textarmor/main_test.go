@@ -305,3 +305,31 @@ func TestTrainRefusesUnusableOutBeforeTraining(t *testing.T) {
 		t.Errorf("--out under a file: exit %d, %s", code, stderr)
 	}
 }
+
+// TestPredictOneLinePerInputLine: predict prints one line per stdin line,
+// blank ones included, and writes control characters of the echoed text
+// as \xNN instead of sending them to the terminal.
+func TestPredictOneLinePerInputLine(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "train.csv")
+	writeCSV(t, tr, 60, 1)
+	out := filepath.Join(dir, "model")
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--model", "cnn", "--embed-dim", "8", "--filters", "4", "--epochs", "1", "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("train exit %d: %s", code, stderr)
+	}
+	in := filepath.Join(dir, "in.txt")
+	os.WriteFile(in, []byte("a good film\n\n\x1b[31mred\x1b[0m text\nthe end\n"), 0o644)
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved := os.Stdin
+	os.Stdin = f
+	defer func() { os.Stdin = saved }()
+	code, stdout, stderr := runCmd(t, "predict", "--model", out)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != 0 || len(lines) != 4 || strings.ContainsRune(stdout, '\x1b') || !strings.Contains(lines[2], `\x1b[31mred`) {
+		t.Errorf("exit %d, %d lines %q: %s", code, len(lines), stdout, stderr)
+	}
+}
