@@ -334,6 +334,15 @@ func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPat
 		if err != nil {
 			return fmt.Errorf("--vectors: %w", err)
 		}
+		modelFound := 0
+		for id := int(text.UnkID) + 1; id < m.Vocab.Len() && id < len(vs.Found); id++ {
+			if vs.Found[id] {
+				modelFound++
+			}
+		}
+		if modelFound == 0 {
+			return fmt.Errorf("--vectors %s: none of the model's %d words has a vector there (another language or tokenization?)", vecPath, m.Vocab.Len()-2)
+		}
 		if need.nearest {
 			if res.Nearest, err = buildNearest(vs, v, m.Vocab.Len(), filepath.Base(vecPath), nf, cacheDir, stderr); err != nil {
 				return err

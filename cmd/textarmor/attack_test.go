@@ -233,3 +233,30 @@ func TestAttackResumeBelongsToItsRun(t *testing.T) {
 		t.Errorf("file without its record: exit %d, %s", code, stderr)
 	}
 }
+
+// TestUselessResourcesRefused: a synonym table without one neighbour, or
+// a vectors file without one of the model's words, is an error, not a run
+// in which every attack "fails" and accuracy under attack equals the clean
+// accuracy.
+func TestUselessResourcesRefused(t *testing.T) {
+	dir := t.TempDir()
+	te, _, mdir := attackFixture(t, dir)
+	empty := filepath.Join(dir, "empty.json")
+	os.WriteFile(empty, []byte(`{"zzz": []}`), 0o644)
+	code, _, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--synonyms", empty, "--quiet")
+	if code == 0 || !strings.Contains(stderr, "no word a neighbour") {
+		t.Errorf("empty synonym table: exit %d, %s", code, stderr)
+	}
+	vec := filepath.Join(dir, "foreign.vec")
+	os.WriteFile(vec, []byte("mot 0.1 0.2\nautre 0.3 0.4\n"), 0o644)
+	syn := filepath.Join(dir, "syn.json")
+	code, _, stderr = runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--synonyms", syn, "--vectors", vec, "--quiet")
+	if code == 0 || !strings.Contains(stderr, "none of the") {
+		t.Errorf("foreign vectors: exit %d, %s", code, stderr)
+	}
+	tr := filepath.Join(dir, "train.csv")
+	code, _, stderr = runCmd(t, "train", "--train", tr, "--embeddings", vec, "--epochs", "1", "--out", filepath.Join(dir, "m2"), "--quiet")
+	if code == 0 || !strings.Contains(stderr, "none of the") {
+		t.Errorf("train with foreign embeddings: exit %d, %s", code, stderr)
+	}
+}

@@ -84,7 +84,13 @@ func attackSynonyms(in attackInputs, protocol string, m *model.Model) (lexicon.S
 		return nil, fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)
 	}
 	if protocol == attack.ProtocolFTML {
-		return nb.Restrict(m.Vocab), nil
+		nb = nb.Restrict(m.Vocab)
+	}
+	// A table without a single neighbour attacks nothing: every example
+	// would "fail" and the accuracy under attack be the clean accuracy.
+	if nb.Edges() == 0 {
+		return nil, fmt.Errorf("synonyms: %s gives no word a neighbour%s; check the file", synPath,
+			map[bool]string{true: " in the model's vocabulary (protocol ftml)"}[protocol == attack.ProtocolFTML])
 	}
 	return nb, nil
 }

@@ -236,6 +236,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 				copy(table[id*vecs.Dim:(id+1)*vecs.Dim], vecs.Row(int32(id)))
 			}
 		}
+		if vecs.NumFound == 0 {
+			return fmt.Errorf("--embeddings %s: none of the %d vocabulary words has a vector there (another language or tokenization?)", nf.embeddings, vocab.Len()-2)
+		}
 		fmt.Fprintf(stderr, "embeddings: %d of %d vocabulary words found in %s\n", vecs.NumFound, vocab.Len()-2, nf.embeddings)
 	}
 	if nf.retrofit > 0 && nf.embFrom != "" {
