@@ -13,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"runtime/pprof"
@@ -148,7 +149,9 @@ func parseNoArgs(fs *flag.FlagSet, args []string) error {
 	return nil
 }
 
-// parse parses flags, turning errors into usage errors.
+// parse parses flags, turning errors into usage errors. No numeric flag of
+// any command means anything as NaN or an infinity (they panicked deep in
+// training or passed silently), so those are refused here, naming the flag.
 func parse(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -156,5 +159,15 @@ func parse(fs *flag.FlagSet, args []string) error {
 		}
 		return usageError{err}
 	}
-	return nil
+	var bad error
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || bad != nil {
+			return
+		}
+		if x, ok := g.Get().(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
+			bad = usageError{fmt.Errorf("--%s %v: want a finite number", f.Name, x)}
+		}
+	})
+	return bad
 }

@@ -333,3 +333,25 @@ func TestPredictOneLinePerInputLine(t *testing.T) {
 		t.Errorf("exit %d, %d lines %q: %s", code, len(lines), stdout, stderr)
 	}
 }
+
+// TestNonFiniteFlagsRefusedEverywhere: NaN and infinities are usage errors
+// for the numeric flags of every command, not only train's.
+func TestNonFiniteFlagsRefusedEverywhere(t *testing.T) {
+	for _, args := range [][]string{
+		{"embed", "train", "--alpha", "nan", "--out", "x.vec"},
+		{"embed", "counterfit", "--k1", "inf", "--vectors", "v", "--out", "x"},
+		{"attack", "--model", "m", "--recipe", "textfooler", "--nn-cos", "NaN"},
+		{"eval-sts", "--model", "m", "--split", "test", "--blas", "gonum", "--json"}, // no float flag: reaches the model (missing)
+	} {
+		code, _, stderr := runCmd(t, args...)
+		if args[0] == "eval-sts" {
+			if strings.Contains(stderr, "finite") {
+				t.Errorf("eval-sts without a float flag: %q", stderr)
+			}
+			continue
+		}
+		if code != 2 || !strings.Contains(stderr, "finite") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}
