@@ -294,6 +294,11 @@ func readConfig(dir string) (cf configFile, cpath string, want []byte, err error
 func Load(dir string) (*Bundle, error) {
 	cf, cpath, want, err := readConfig(dir)
 	if err != nil {
+		if _, serr := os.Stat(dir); errors.Is(serr, fs.ErrNotExist) {
+			if h := missingHint(dir); h != "" {
+				return nil, fmt.Errorf("%w%s", err, h)
+			}
+		}
 		return nil, err
 	}
 

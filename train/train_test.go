@@ -1,7 +1,9 @@
 package train
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -470,6 +472,13 @@ func TestResumeOfFinishedRunRefused(t *testing.T) {
 	if err := NothingToResume(opt.Out); err != nil {
 		t.Errorf("run with its checkpoint: %v", err)
 	}
+	// A checkpoint left only as a complete copy by a kill inside its save.
+	if err := os.Rename(opt.Out+".ckpt", opt.Out+".ckpt.tmp-00000000000000f1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := NothingToResume(opt.Out); err != nil {
+		t.Errorf("run with its checkpoint left as a copy: %v", err)
+	}
 }
 
 // TestResumeTransformer: a transformer run resumes from its checkpoint
@@ -564,5 +573,109 @@ func TestResumeRefusesOtherSettings(t *testing.T) {
 	opt.Epochs, opt.Resume = 2, true
 	if _, err := Run(m, Standard{}, tr, dv, opt); err == nil || !strings.Contains(err.Error(), "--epochs") {
 		t.Errorf("more epochs under the linear schedule: %v", err)
+	}
+}
+
+// copyDir copies the flat directory src to dst.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	if err := os.Mkdir(dst, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ents, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestResumeAfterKillInsideSave: a kill between the two renames of a save
+// leaves the checkpoint and the model only as complete copies beside
+// missing directories, and the metrics log ahead of the checkpoint. The
+// resume must continue from the copy (not restart from epoch 1), end with
+// the uninterrupted run's weights, log each epoch once and leave no
+// leftovers.
+func TestResumeAfterKillInsideSave(t *testing.T) {
+	dir := t.TempDir()
+	full, tr, dv := setup(t, "cnn", 1)
+	opt := Options{Epochs: 4, BatchSize: 16, Seed: 9, Out: filepath.Join(dir, "full")}
+	if _, err := Run(full, Standard{}, tr, dv, opt); err != nil {
+		t.Fatal(err)
+	}
+	steps := (len(tr) + 15) / 16
+	broken, tr, dv := setup(t, "cnn", 1)
+	opt.Out = filepath.Join(dir, "resumed")
+	opt.LogPath = opt.Out + ".log.jsonl"
+	if _, err := Run(broken, &failingObjective{failAtStep: 2*steps + 3}, tr, dv, opt); err == nil {
+		t.Fatal("the run did not stop")
+	}
+	ckpt := opt.Out + ".ckpt"
+	// The checkpoint swap was cut after moving the old copy aside: the new
+	// copy is complete at .tmp-, the old one at .old-.
+	copyDir(t, ckpt, ckpt+".tmp-00000000000000c1")
+	if err := os.Rename(ckpt, ckpt+".old-00000000000000c0"); err != nil {
+		t.Fatal(err)
+	}
+	// The model swap too, with a copy whose writing never finished.
+	if err := os.Rename(opt.Out, opt.Out+".old-00000000000000a0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(opt.Out+".tmp-00000000000000a1", 0o777); err != nil {
+		t.Fatal(err)
+	}
+	// Epoch 3's line was written before the kill; a fourth was cut short.
+	lf, err := os.OpenFile(opt.LogPath, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf.WriteString(`{"epoch":3,"steps":1}` + "\n" + `{"epoch":4,"st`)
+	lf.Close()
+
+	resumed, tr, dv := setup(t, "cnn", 77)
+	opt.Resume = true
+	res, err := Run(resumed, Standard{}, tr, dv, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.ResumedFrom != 2 {
+		t.Fatalf("resumed from epoch %d, want 2 (the complete copy)", res.ResumedFrom)
+	}
+	if d := tensor.MaxAbsDiff(weights(full), weights(resumed)); d != 0 {
+		t.Fatalf("resumed run differs from the uninterrupted one by %g", d)
+	}
+	log, err := os.ReadFile(opt.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var epochs []int
+	for _, line := range strings.Split(strings.TrimSpace(string(log)), "\n") {
+		var es EpochStats
+		if err := json.Unmarshal([]byte(line), &es); err != nil {
+			t.Fatalf("log line %q: %v", line, err)
+		}
+		epochs = append(epochs, es.Epoch)
+	}
+	if fmt.Sprint(epochs) != "[1 2 3 4]" {
+		t.Fatalf("logged epochs %v, want each of 1..4 once", epochs)
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.Contains(e.Name(), ".tmp-") || strings.Contains(e.Name(), ".old-") {
+			t.Errorf("leftover %s after the run", e.Name())
+		}
+	}
+	if _, err := model.Load(opt.Out); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -1,6 +1,7 @@
 package train
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -205,6 +206,13 @@ func NothingToResume(out string) error {
 		if _, err := os.Stat(ckpt); err == nil {
 			return nil
 		}
+		// A kill inside the checkpoint's save leaves it only as a copy.
+		left, _ := checkpoint.Leftovers(ckpt)
+		for _, p := range left {
+			if _, err := os.Stat(filepath.Join(p, checkpoint.ConfigFile)); err == nil {
+				return nil
+			}
+		}
 	}
 	if _, err := os.Stat(filepath.Join(out, checkpoint.ConfigFile)); err != nil {
 		return nil
@@ -239,6 +247,9 @@ func SaveCheckpoint(dir string, m *model.Model, obj Objective, opz optim.Optimiz
 // vocabulary and objective settings must match.
 func LoadCheckpoint(dir string, m *model.Model, obj Objective, opz optim.Optimizer, seed int64, extra any) (ok bool, err error) {
 	st := state{Seed: seed}
+	if _, err := checkpoint.Recover(dir); err != nil {
+		return false, fmt.Errorf("cannot resume: %w", err)
+	}
 	if ok, err = restore(dir, m, obj, trainedParams(m, obj), opz, &st); !ok || err != nil {
 		return ok, err
 	}
@@ -280,10 +291,23 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 	}
 	ckpt := opt.Out + ".ckpt"
 	st := state{Seed: opt.Seed, Run: settingsOf(opt, m)}
+	resumed := false
 	if opt.Resume {
+		// A kill in the middle of a save leaves the complete copy beside a
+		// missing directory: put it back before looking for a checkpoint.
+		for _, dir := range []string{ckpt, opt.Out} {
+			r, err := checkpoint.Recover(dir)
+			if err != nil {
+				return nil, fmt.Errorf("cannot resume: %w", err)
+			}
+			if r.From != "" && opt.Progress != nil {
+				fmt.Fprintf(opt.Progress, "recovered %s from %s, left by a save that was interrupted\n", dir, r.From)
+			}
+		}
 		if ok, err := restore(ckpt, m, obj, params, opz, &st); err != nil {
 			return nil, err
 		} else if ok {
+			resumed = true
 			st.Result.ResumedFrom = st.Epoch
 			if st.Run != nil && opt.Progress != nil && st.Run.Epochs != opt.Epochs {
 				fmt.Fprintf(opt.Progress, "extending the run from %d to %d epochs\n", st.Run.Epochs, opt.Epochs)
@@ -300,6 +324,13 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 	}
 	var logw io.Writer
 	if opt.LogPath != "" {
+		if resumed {
+			// Epochs after the checkpoint are trained again: their lines
+			// (written before a kill that came ahead of the checkpoint) go.
+			if err := trimLog(opt.LogPath, st.Epoch); err != nil {
+				return nil, err
+			}
+		}
 		f, err := os.OpenFile(opt.LogPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 		if err != nil {
 			return nil, err
@@ -430,8 +461,48 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 	}
 	if !opt.KeepCheckpoint {
 		os.RemoveAll(ckpt)
+		if left, err := checkpoint.Leftovers(ckpt); err == nil {
+			for _, p := range left {
+				os.RemoveAll(p)
+			}
+		}
+	}
+	// The run has a good model now: leftovers of interrupted saves go.
+	if _, err := checkpoint.Recover(opt.Out); err != nil {
+		return nil, fmt.Errorf("the run finished, but its model does not load: %w", err)
 	}
 	return &st.Result, nil
+}
+
+// trimLog drops the lines at the end of the JSONL metrics log at path that
+// belong to epochs after keep, and a last line cut before its newline.
+// Lines of earlier runs in a shared log stay.
+func trimLog(path string, keep int) error {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	end := len(data)
+	if end > 0 && data[end-1] != '\n' {
+		end = bytes.LastIndexByte(data[:end], '\n') + 1
+	}
+	for end > 0 {
+		start := bytes.LastIndexByte(data[:end-1], '\n') + 1
+		var line struct {
+			Epoch int `json:"epoch"`
+		}
+		if json.Unmarshal(data[start:end], &line) != nil || line.Epoch <= keep {
+			break
+		}
+		end = start
+	}
+	if end == len(data) {
+		return nil
+	}
+	return checkpoint.WriteFileAtomic(path, data[:end], 0o644)
 }
 
 func badTerms(terms map[string]float32) string {
