@@ -107,11 +107,14 @@ type Result struct {
 	OriginalOutput  int // predicted class of the original text
 	PerturbedOutput int // predicted class of the perturbed text
 	GroundTruth     int
-	NumQueries      int
-	Type            ResultType
-	Seconds         float64
-	NumWords        int // tokens of the original text
-	NumPerturbed    int // tokens substituted
+	NumQueries      int // distinct inputs the model scored (the query budget counts these)
+	// NumRequests counts every input scored for the search, repeats
+	// answered from the cache included: TextAttack's num_queries.
+	NumRequests  int
+	Type         ResultType
+	Seconds      float64
+	NumWords     int // tokens of the original text
+	NumPerturbed int // tokens substituted
 	// Note says why an example was skipped or failed early (not in the CSV).
 	Note string
 	// FinalText is, for a failed attack that changed words, the search's
@@ -119,6 +122,64 @@ type Result struct {
 	// TextAttack reports failed attacks unperturbed, but adversarial
 	// training (FLAT spec §4.1) trains on this text.
 	FinalText string
+	// Check says whether a successful attack's written text, read back by
+	// the model as a user would feed it, reaches the goal (RunAll sets it;
+	// not in the CSV, so resumed rows are checked again).
+	Check Check
+}
+
+// Check is the outcome of reading a successful attack's text back.
+type Check int
+
+const (
+	Unchecked Check = iota // not a success, or not read back
+	Verified               // the written text fools the model as claimed
+	Mismatch               // it does not: the attack scored another text (a bug)
+)
+
+// Read gives the model's class probabilities for texts as it reads them
+// from a file: tokenized, encoded and cut to MaxLen, or through Encode.
+func (t Target) Read(texts []string) [][]float32 {
+	seqs := make([][]int32, len(texts))
+	for i, x := range texts {
+		if t.Encode != nil {
+			seqs[i] = t.Encode(x)
+		} else {
+			seqs[i] = t.Vocab.Encode(text.Texts(t.Tok.Tokenize(x)), t.MaxLen)
+		}
+	}
+	return t.Victim.Predict(seqs)
+}
+
+// CheckResults reads each successful result's perturbed text back through
+// t and sets its Check: whether the model, reading exactly the written
+// text, reaches the goal. It returns the number of mismatches.
+func CheckResults(g Goal, t Target, rs []Result) int {
+	const batch = 64
+	var at []int
+	for k, r := range rs {
+		if r.Type == Successful {
+			at = append(at, k)
+		}
+	}
+	bad := 0
+	for lo := 0; lo < len(at); lo += batch {
+		part := at[lo:min(lo+batch, len(at))]
+		texts := make([]string, len(part))
+		for j, k := range part {
+			texts[j] = rs[k].PerturbedText
+		}
+		for j, p := range t.Read(texts) {
+			r := &rs[part[j]]
+			if g.Achieved(p, r.GroundTruth) {
+				r.Check = Verified
+			} else {
+				r.Check = Mismatch
+				bad++
+			}
+		}
+	}
+	return bad
 }
 
 // PerturbedPct is the share of words changed, in percent.
@@ -178,7 +239,7 @@ func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 	}
 	res := Result{Index: ex.Index, OriginalText: ex.Text, PerturbedText: ex.Text, GroundTruth: ex.Label, NumWords: len(words)}
 	finish := func() (Result, error) {
-		res.NumQueries = s.Queries
+		res.NumQueries, res.NumRequests = s.Queries, s.Requests
 		res.Seconds = time.Since(start).Seconds()
 		return res, nil
 	}
@@ -264,9 +325,13 @@ type State struct {
 	// Cands[i] are the ids of the allowed substitutes of word i (from the
 	// transformation, restricted to the vocabulary and to positions the
 	// static pre-constraints allow).
-	Cands     [][]int32
-	Rng       *rand.Rand
+	Cands [][]int32
+	Rng   *rand.Rand
+	// Queries counts the distinct inputs the model scored; Requests every
+	// input scored for the search, repeats (cache hits) included, as
+	// TextAttack's num_queries counts them.
 	Queries   int
+	Requests  int
 	cache     map[string]Scored
 	exhausted bool
 	inc       *nn.Incremental // the fast path's base, when the victim has one
@@ -277,12 +342,32 @@ type State struct {
 	// Target.Encode's candidates are written.
 	text string
 	toks []text.Token
+	// phrases are the substitutes the model's tokenizer reads as other than
+	// one token ("ex-husband" as ex, -, husband): phrase k has the id
+	// phraseBase+k in candidate sequences and is expanded into the ids the
+	// model reads before scoring, so the score is that of the written text.
+	phrases    []phrase
+	phraseBase int32
+	phraseID   map[string]int32
+}
+
+// phrase is a substitute read as several tokens (or none).
+type phrase struct {
+	word string
+	ids  []int32
 }
 
 // victimPredict is Target.Victim.Predict on word-id sequences, through
 // Target.Encode when the victim reads text its own way.
 func (s *State) victimPredict(seqs [][]int32) [][]float32 {
 	if s.Target.Encode == nil {
+		if s.phrases != nil {
+			exp := make([][]int32, len(seqs))
+			for i, q := range seqs {
+				exp[i] = s.expand(q)
+			}
+			seqs = exp
+		}
 		return s.Target.Victim.Predict(seqs)
 	}
 	enc := make([][]int32, len(seqs))
@@ -339,7 +424,13 @@ func (s *State) Query(seqs [][]int32) ([]Scored, error) {
 	if len(todo) > 0 {
 		s.store(todo, s.predict(todo))
 	}
-	return s.lookup(seqs), err
+	out := s.lookup(seqs)
+	for _, r := range out {
+		if r.Probs != nil {
+			s.Requests++
+		}
+	}
+	return out, err
 }
 
 // uncached returns the distinct sequences of seqs that are neither cached
@@ -425,14 +516,13 @@ func (s *State) Modified(seq []int32) int {
 func (s *State) buildCandidates() {
 	s.Cands = make([][]int32, len(s.Orig))
 	s.unkSub = make([]string, len(s.Orig))
-	v := s.Target.Vocab
 	for i := range s.Orig {
 		if !s.allowed(s.Orig, i) {
 			continue
 		}
 		seen := map[int32]bool{s.Orig[i]: true, text.PadID: true, text.UnkID: !s.attack.OOVAsUnk}
 		for _, w := range s.attack.Transformation.Substitutes(s.Words, i) {
-			id := v.ID(w)
+			id := s.substituteID(w)
 			if !seen[id] {
 				seen[id] = true
 				s.Cands[i] = append(s.Cands[i], id)
@@ -442,6 +532,70 @@ func (s *State) buildCandidates() {
 			}
 		}
 	}
+}
+
+// substituteID is the id a substitute has in candidate sequences: the id
+// of the one token the model's tokenizer reads it as, or, when it reads it
+// as several (or none), a phrase id under OOVAsUnk and UNK (dropped)
+// otherwise, since such a substitute is not in the vocabulary. A victim
+// that reads text (Encode) re-tokenizes every candidate anyway and takes
+// the word's own id.
+func (s *State) substituteID(w string) int32 {
+	v := s.Target.Vocab
+	if s.Target.Encode != nil {
+		return v.ID(w)
+	}
+	toks := s.Target.Tok.Tokenize(w)
+	if len(toks) == 1 {
+		return v.ID(toks[0].Text)
+	}
+	if !s.attack.OOVAsUnk {
+		return text.UnkID
+	}
+	if id, ok := s.phraseID[w]; ok {
+		return id
+	}
+	if s.phraseID == nil {
+		s.phraseID, s.phraseBase = map[string]int32{}, int32(v.Len())
+	}
+	id := s.phraseBase + int32(len(s.phrases))
+	s.phrases = append(s.phrases, phrase{word: w, ids: v.Encode(text.Texts(toks), 0)})
+	s.phraseID[w] = id
+	return id
+}
+
+// expand writes a candidate's phrase ids as the ids the model reads, cut
+// to MaxLen as the model cuts the written text; sequences without phrases
+// are returned as they are.
+func (s *State) expand(seq []int32) []int32 {
+	if !s.hasPhrase(seq) {
+		return seq
+	}
+	out := make([]int32, 0, len(seq)+8)
+	for _, id := range seq {
+		if s.phrases != nil && id >= s.phraseBase {
+			out = append(out, s.phrases[id-s.phraseBase].ids...)
+		} else {
+			out = append(out, id)
+		}
+	}
+	if m := s.Target.MaxLen; m > 0 && len(out) > m {
+		out = out[:m]
+	}
+	return out
+}
+
+// hasPhrase reports whether seq holds a phrase id.
+func (s *State) hasPhrase(seq []int32) bool {
+	if s.phrases == nil {
+		return false
+	}
+	for _, id := range seq {
+		if id >= s.phraseBase {
+			return true
+		}
+	}
+	return false
 }
 
 // allowed applies the pre-transformation constraints to position i of seq.
@@ -506,6 +660,9 @@ func (s *State) Allowed(cur []int32, i int) bool {
 
 // word is the word that id stands for at position i.
 func (s *State) word(i int, id int32) string {
+	if s.phrases != nil && id >= s.phraseBase {
+		return s.phrases[id-s.phraseBase].word
+	}
 	if id == text.UnkID && s.unkSub != nil && s.unkSub[i] != "" {
 		return s.unkSub[i]
 	}

@@ -26,6 +26,42 @@ func (s *State) predict(seqs [][]int32) [][]float32 {
 	if s.incremental() == nil || len(seqs) == 0 {
 		return s.victimPredict(seqs)
 	}
+	if s.phrases != nil {
+		// A phrase changes the length the model reads: those candidates
+		// take the full path.
+		var with, without []int
+		for i, q := range seqs {
+			if s.hasPhrase(q) {
+				with = append(with, i)
+			} else {
+				without = append(without, i)
+			}
+		}
+		if len(with) > 0 {
+			out := make([][]float32, len(seqs))
+			for _, part := range []struct {
+				at      []int
+				predict func([][]int32) [][]float32
+			}{{with, s.victimPredict}, {without, s.predictNear}} {
+				if len(part.at) == 0 {
+					continue
+				}
+				sub := make([][]int32, len(part.at))
+				for j, i := range part.at {
+					sub[j] = seqs[i]
+				}
+				for j, p := range part.predict(sub) {
+					out[part.at[j]] = p
+				}
+			}
+			return out
+		}
+	}
+	return s.predictNear(seqs)
+}
+
+// predictNear is predict for sequences without phrases.
+func (s *State) predictNear(seqs [][]int32) [][]float32 {
 	edits, near := s.editsFromBase(seqs)
 	dels := s.deletionsFromBase(seqs)
 	if (near+len(dels))*2 <= len(seqs) {

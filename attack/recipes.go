@@ -88,7 +88,7 @@ func (rc Recipe) Build(protocol string, r Resources) (*Configured, error) {
 // Recipes lists the available recipes, sorted by name.
 func Recipes() []Recipe {
 	rs := []Recipe{
-		{Name: "pwws", Summary: "PWWS (Ren et al. 2019): greedy by softmax(UNK saliency) × best-swap gain", build: buildPWWS},
+		{Name: "pwws", Summary: "PWWS (Ren et al. 2019): greedy by softmax(UNK saliency) × best-swap score (TextAttack; gain under --protocol ftml)", build: buildPWWS},
 		{Name: "textfooler", Summary: "TextFooler (Jin et al. 2020): greedy by deletion importance over counter-fitted neighbours", build: buildTextFooler},
 		{Name: "ga", Aliases: []string{"genetic", "alzantot"}, Summary: "genetic algorithm (Alzantot et al. 2018)", build: buildGA},
 		{Name: "pso", Summary: "particle swarm optimisation (Zang et al. 2020)", build: buildPSO},
@@ -150,7 +150,7 @@ func buildPWWS(protocol string, r Resources) (*Configured, error) {
 		tr, pre := ftmlCommon(r)
 		pre = append(pre, NoRepeat{})
 		return &Configured{
-			Attack:      &Attack{Goal: Untargeted{}, Transformation: tr, Pre: pre, Search: Greedy{Order: ByPWWS, ReuseBest: true}},
+			Attack:      &Attack{Goal: Untargeted{}, Transformation: tr, Pre: pre, Search: Greedy{Order: ByPWWS, ReuseBest: true, PWWSGain: true}},
 			Description: "PWWS under the FTML protocol (§9): synonyms S (k=8, δ=0.5), 21 stop words, best synonym per position fixed by the initial scan, stop at 25% words substituted",
 			Deviations:  []string{ftmlSampleNote},
 		}, nil
@@ -162,7 +162,7 @@ func buildPWWS(protocol string, r Resources) (*Configured, error) {
 		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.WordNet},
 			Pre:    []PreConstraint{NoRepeat{}, StopWords{Set: NLTKStopwords(), Desc: "nltk-english"}},
 			Search: Greedy{Order: ByPWWS}},
-		Description: "PWWS as TextAttack's pwws recipe: WordNet synonyms (single words), NLTK stop words, no repeat modification, greedy by weighted saliency",
+		Description: "PWWS as TextAttack's pwws recipe: WordNet synonyms (single words), NLTK stop words, no repeat modification, greedy by weighted saliency (softmax of UNK saliency × the goal score after the best swap, as TextAttack computes it; Ren et al. write the gain)",
 	}, nil
 }
 

@@ -20,8 +20,11 @@ import (
 )
 
 // Columns is the CSV header: TextAttack's column names, then ours.
+// num_queries counts the distinct inputs the model scored;
+// num_queries_with_repeats every input scored for the search, cache hits
+// included, which is what TextAttack's num_queries counts.
 var Columns = []string{"original_text", "perturbed_text", "original_output", "perturbed_output",
-	"ground_truth_output", "num_queries", "result_type", "index", "seconds", "num_words", "num_perturbed"}
+	"ground_truth_output", "num_queries", "result_type", "index", "seconds", "num_words", "num_perturbed", "num_queries_with_repeats"}
 
 // RunOptions control RunAll.
 type RunOptions struct {
@@ -101,19 +104,28 @@ type Summary struct {
 	AttackSuccessRate float64 `json:"attack_success_rate"`
 	// AvgPerturbedWordPct is the mean perturbed-word % over successful attacks.
 	AvgPerturbedWordPct float64 `json:"avg_perturbed_word_pct"`
-	// AvgQueries is the mean number of queries over non-skipped examples.
-	AvgQueries float64 `json:"avg_queries"`
-	AvgWords   float64 `json:"avg_num_words"`
+	// AvgQueries is the mean number of distinct inputs the model scored,
+	// over non-skipped examples; AvgQueriesWithRepeats counts repeats too
+	// (TextAttack's "Avg num queries").
+	AvgQueries            float64 `json:"avg_queries"`
+	AvgQueriesWithRepeats float64 `json:"avg_queries_with_repeats"`
+	AvgWords              float64 `json:"avg_num_words"`
 	// Seconds is the summed per-example attack time (resumed rows included);
 	// SecondsPerExample divides it by n.
 	Seconds           float64 `json:"seconds"`
 	SecondsPerExample float64 `json:"seconds_per_example"`
+	// Verified counts the successful attacks whose written text, read back
+	// by the model, fools it as claimed; Mismatched those that do not (an
+	// attack that scored a text other than the one it wrote: a bug). Both
+	// are 0 for results never read back (CheckResults).
+	Verified   int `json:"verified"`
+	Mismatched int `json:"mismatched"`
 }
 
 // Summarize computes the summary of a set of results.
 func Summarize(rs []Result) Summary {
 	var s Summary
-	var pct, q, words float64
+	var pct, q, qr, words float64
 	s.N = len(rs)
 	for _, r := range rs {
 		s.Seconds += r.Seconds
@@ -122,6 +134,12 @@ func Summarize(rs []Result) Summary {
 		case Successful:
 			s.Successful++
 			pct += r.PerturbedPct()
+			switch r.Check {
+			case Verified:
+				s.Verified++
+			case Mismatch:
+				s.Mismatched++
+			}
 		case Failed:
 			s.Failed++
 		case Skipped:
@@ -129,6 +147,7 @@ func Summarize(rs []Result) Summary {
 			continue
 		}
 		q += float64(r.NumQueries)
+		qr += float64(r.NumRequests)
 	}
 	if s.N > 0 {
 		n := float64(s.N)
@@ -139,7 +158,7 @@ func Summarize(rs []Result) Summary {
 	}
 	if a := s.Successful + s.Failed; a > 0 {
 		s.AttackSuccessRate = float64(s.Successful) / float64(a)
-		s.AvgQueries = q / float64(a)
+		s.AvgQueries, s.AvgQueriesWithRepeats = q/float64(a), qr/float64(a)
 	}
 	if s.Successful > 0 {
 		s.AvgPerturbedWordPct = pct / float64(s.Successful)
@@ -150,7 +169,7 @@ func Summarize(rs []Result) Summary {
 func (r Result) row() []string {
 	return []string{r.OriginalText, r.PerturbedText, strconv.Itoa(r.OriginalOutput), strconv.Itoa(r.PerturbedOutput),
 		strconv.Itoa(r.GroundTruth), strconv.Itoa(r.NumQueries), string(r.Type), strconv.Itoa(r.Index),
-		strconv.FormatFloat(r.Seconds, 'f', 4, 64), strconv.Itoa(r.NumWords), strconv.Itoa(r.NumPerturbed)}
+		strconv.FormatFloat(r.Seconds, 'f', 4, 64), strconv.Itoa(r.NumWords), strconv.Itoa(r.NumPerturbed), strconv.Itoa(r.NumRequests)}
 }
 
 func parseRow(rec []string) (Result, error) {
@@ -171,7 +190,7 @@ func parseRow(rec []string) (Result, error) {
 	default:
 		return r, fmt.Errorf("result_type %q", rec[6])
 	}
-	for k, p := range []*int{&r.Index, nil, &r.NumWords, &r.NumPerturbed} {
+	for k, p := range []*int{&r.Index, nil, &r.NumWords, &r.NumPerturbed, &r.NumRequests} {
 		if p == nil {
 			continue
 		}
@@ -202,6 +221,9 @@ func ReadCSV(path string) (rs []Result, good int64, err error) {
 	}
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s: header: %w", path, err)
+	}
+	if len(header) == len(Columns)-1 && slices.Equal(header, Columns[:len(header)]) {
+		return nil, 0, fmt.Errorf("%s: written by an older textarmor (no %s column); attack again into a new file", path, Columns[len(header)])
 	}
 	if len(header) != len(Columns) {
 		return nil, 0, fmt.Errorf("%s: not an attack results file (header %v)", path, header)
@@ -353,6 +375,7 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 		err error
 	}
 	results := make(chan item)
+	read := t // the target as given, for reading the written texts back
 	var merger *mergingVictim
 	if opt.MergeBatches && workers > 1 {
 		t, merger = mergeTarget(t, workers)
@@ -429,6 +452,7 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 	if err := context.Cause(ctx); err != nil && next < len(todo) {
 		return nil, err
 	}
+	CheckResults(a.Goal, read, out)
 	return out, nil
 }
 

@@ -26,8 +26,10 @@ const (
 	ByDelete Order = iota
 	// ByUnk ranks by the score gained when the word becomes UNK.
 	ByUnk
-	// ByPWWS ranks by softmax(UNK saliency) × best single-substitution gain
-	// (Ren et al. 2019).
+	// ByPWWS ranks by softmax(UNK saliency) × the goal score after the
+	// position's best single substitution, as TextAttack's
+	// weighted-saliency order does (Greedy.PWWSGain: × the gain over the
+	// original score, as Ren et al. 2019 write it).
 	ByPWWS
 	// ByRandom visits positions in random order.
 	ByRandom
@@ -64,6 +66,12 @@ type Greedy struct {
 	// re-scoring that position's substitutes on the current text
 	// (TextAttack's greedy-WIR). Only meaningful with ByPWWS.
 	ReuseBest bool
+	// PWWSGain weighs each position by its best substitution's gain over
+	// the original score (Ren et al. 2019's ΔP, FTML §9) instead of the
+	// score after that substitution (TextAttack's code). The two differ by
+	// a constant times the softmax weight, so they can order positions
+	// differently. Only meaningful with ByPWWS.
+	PWWSGain bool
 }
 
 // Name implements Search.
@@ -71,6 +79,9 @@ func (g Greedy) Name() string {
 	n := "greedy-wir(" + g.Order.String()
 	if g.ReuseBest {
 		n += ",reuse-best"
+	}
+	if g.PWWSGain {
+		n += ",gain"
 	}
 	return n + ")"
 }
@@ -136,11 +147,15 @@ func (g Greedy) Search(s *State) Scored {
 		}
 		sal := make([]float64, len(pos))
 		delta := make([]float64, len(pos))
+		base := 0.0 // TextAttack weighs by the score itself
+		if g.PWWSGain {
+			base = s.Initial.Score
+		}
 		for k, i := range pos {
-			sal[k] = res[start[k]].Score - s.Initial.Score
+			sal[k] = res[start[k]].Score - s.Initial.Score // softmax ignores the shift
 			delta[k] = math.Inf(-1)
 			for j := start[k] + 1; j < start[k+1]; j++ {
-				if d := res[j].Score - s.Initial.Score; d > delta[k] {
+				if d := res[j].Score - base; d > delta[k] {
 					delta[k], bestSub[k] = d, res[j].Seq[i]
 				}
 			}

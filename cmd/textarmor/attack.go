@@ -252,12 +252,17 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "attack %s on %s/%s, model %s, %d examples\n", cfg.Recipe, dsName, splitName, path, sum.N)
 	fmt.Fprintf(stdout, "  successful / failed / skipped: %d / %d / %d\n", sum.Successful, sum.Failed, sum.Skipped)
+	fmt.Fprintf(stdout, "  verified successes:     %d/%d (each written text read back and re-classified)\n", sum.Verified, sum.Successful)
+	if sum.Mismatched > 0 {
+		fmt.Fprintf(stdout, "  MISMATCHED successes:   %d: their written text does not fool the model (a bug; indices %s)\n",
+			sum.Mismatched, mismatchedIndices(results))
+	}
 	fmt.Fprintf(stdout, "  original accuracy:      %6.2f%%\n", 100*sum.OriginalAccuracy)
 	fmt.Fprintf(stdout, "  accuracy under attack:  %6.2f%% ± %.2f SE\n", 100*sum.AccuracyUnderAttack, 100*binomialSE(sum.AccuracyUnderAttack, sum.N))
 	fmt.Fprintf(stdout, "  attack success rate:    %6.2f%%\n", 100*sum.AttackSuccessRate)
 	fmt.Fprintf(stdout, "  avg perturbed words:    %6.2f%%\n", sum.AvgPerturbedWordPct)
 	fmt.Fprintf(stdout, "  avg words per input:    %6.1f\n", sum.AvgWords)
-	fmt.Fprintf(stdout, "  avg queries:            %6.1f\n", sum.AvgQueries)
+	fmt.Fprintf(stdout, "  avg queries:            %6.1f distinct inputs scored; %.1f with repeats (TextAttack's count)\n", sum.AvgQueries, sum.AvgQueriesWithRepeats)
 	fmt.Fprintf(stdout, "  seconds per example:    %8.3f (wall %.1fs)\n", sum.SecondsPerExample, wall)
 	if truncated > 0 {
 		fmt.Fprintf(stdout, "  truncated texts:        %d (the model reads their first %d tokens)\n", truncated, m.MaxLen)
@@ -377,4 +382,19 @@ func binomialSE(p float64, n int) float64 {
 		return 0
 	}
 	return math.Sqrt(p * (1 - p) / float64(n))
+}
+
+// mismatchedIndices lists the example indices of successes whose written
+// text, read back, does not fool the model (at most 20).
+func mismatchedIndices(rs []attack.Result) string {
+	var out []string
+	for _, r := range rs {
+		if r.Check == attack.Mismatch {
+			if len(out) == 20 {
+				return strings.Join(out, " ") + " …"
+			}
+			out = append(out, fmt.Sprint(r.Index))
+		}
+	}
+	return strings.Join(out, " ")
 }

@@ -333,7 +333,7 @@ func writePWWSCell(t *testing.T, dir, def string, order []int, rows int, kept fu
 		if kept(k) {
 			typ = attack.Failed
 		}
-		w.Write([]string{"a b", "a c", "1", "0", "1", "10", string(typ), strconv.Itoa(order[k]), "0.1", "2", "1"})
+		w.Write([]string{"a b", "a c", "1", "0", "1", "10", string(typ), strconv.Itoa(order[k]), "0.1", "2", "1", "12"})
 	}
 	w.Flush()
 	if err := f.Close(); err != nil || w.Error() != nil {

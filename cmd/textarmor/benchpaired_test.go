@@ -19,7 +19,7 @@ func writeResults(t *testing.T, path string, types ...attack.ResultType) {
 	var b strings.Builder
 	b.WriteString(strings.Join(attack.Columns, ",") + "\n")
 	for i, ty := range types {
-		fmt.Fprintf(&b, "a b,a c,0,1,0,3,%s,%d,0.01,2,1\n", ty, i)
+		fmt.Fprintf(&b, "a b,a c,0,1,0,3,%s,%d,0.01,2,1,4\n", ty, i)
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)

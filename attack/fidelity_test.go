@@ -1,0 +1,148 @@
+package attack
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/text"
+)
+
+// hyphenTask: a victim that is positive iff "good" or "fine" is present,
+// read through a tokenizer that splits "not-fine" into not and fine.
+// "good" has two out-of-vocabulary substitutes: "not-fine", which still
+// reads as positive, and "bad-ish", which does not. Scoring either as one
+// unknown word claims a success with "not-fine" that the written text
+// does not give.
+func hyphenTask() (Target, *lexicon.Neighbors) {
+	vocab, _ := text.NewVocab([]string{text.PadWord, text.UnkWord, "the", "movie", "is", "good", "fine", "not", "bad", "ish"})
+	m := &linear{w: map[int32]float64{vocab.ID("good"): 4, vocab.ID("fine"): 4}, bias: -2}
+	syn := lexicon.NewNeighbors("test")
+	syn.Set("good", []string{"not-fine", "bad-ish"})
+	return Target{Victim: m, Vocab: vocab, Tok: text.NewFlat(), MaxLen: 30, InputGrad: m.inputGrad}, syn
+}
+
+// TestAttackScoresTheTextItWrites: every search, with and without the
+// incremental path, must claim only successes whose written text fools
+// the model when read back, and RunAll must say they were verified.
+func TestAttackScoresTheTextItWrites(t *testing.T) {
+	for name, s := range searches() {
+		for _, noInc := range []bool{false, true} {
+			tg, syn := hyphenTask()
+			tg.NoIncremental = noInc
+			a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: s, OOVAsUnk: true}
+			rs, err := RunAll(context.Background(), a, tg, []Example{{Text: "the movie is good", Label: 1}}, RunOptions{Workers: 1, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rs[0]
+			if r.Type != Successful {
+				t.Fatalf("%s: %s (%s); bad-ish fools the model", name, r.Type, r.Note)
+			}
+			if p := tg.Read([]string{r.PerturbedText})[0]; p[1] >= p[0] {
+				t.Fatalf("%s (no incremental %v): claimed success %q reads as positive (%v)", name, noInc, r.PerturbedText, p)
+			}
+			if !strings.Contains(r.PerturbedText, "bad-ish") || r.Check != Verified {
+				t.Fatalf("%s: wrote %q, check %v", name, r.PerturbedText, r.Check)
+			}
+			if sm := Summarize(rs); sm.Verified != 1 || sm.Mismatched != 0 {
+				t.Fatalf("%s: summary verified %d mismatched %d", name, sm.Verified, sm.Mismatched)
+			}
+		}
+	}
+}
+
+// TestCheckResultsFindsMismatch: a result whose text does not fool the
+// model is counted as a mismatch, not a success silently.
+func TestCheckResultsFindsMismatch(t *testing.T) {
+	tg, _ := hyphenTask()
+	rs := []Result{
+		{Type: Successful, GroundTruth: 1, PerturbedText: "the movie is not-fine"},
+		{Type: Successful, GroundTruth: 1, PerturbedText: "the movie is bad-ish"},
+		{Type: Failed, GroundTruth: 1, PerturbedText: "the movie is good"},
+	}
+	if bad := CheckResults(Untargeted{}, tg, rs); bad != 1 {
+		t.Fatalf("%d mismatches, want 1", bad)
+	}
+	if rs[0].Check != Mismatch || rs[1].Check != Verified || rs[2].Check != Unchecked {
+		t.Fatalf("checks %v %v %v", rs[0].Check, rs[1].Check, rs[2].Check)
+	}
+	if sm := Summarize(rs); sm.Verified != 1 || sm.Mismatched != 1 {
+		t.Fatalf("summary verified %d mismatched %d", sm.Verified, sm.Mismatched)
+	}
+}
+
+// TestPWWSWeighsAsTextAttack: PWWS weighs each position's softmax
+// saliency by the goal score after its best swap (TextAttack's code), not
+// by the gain over the original score (Ren et al., the FTML protocol).
+// Built so the two orders differ: initial score 0.4; softmax saliency
+// 0.6 for "a", 0.4 for "b"; best swaps reach 0.49 at a, 0.6 at b.
+// TextAttack visits a first (0.6·0.49 > 0.4·0.6) and needs both swaps;
+// the gain order visits b first (0.4·0.2 > 0.6·0.09) and flips with one.
+func TestPWWSWeighsAsTextAttack(t *testing.T) {
+	vocab, _ := text.NewVocab([]string{text.PadWord, text.UnkWord, "a", "b", "a2", "b2"})
+	m := &linear{bias: -2.582689018737714, w: map[int32]float64{vocab.ID("a"): 2.6026896854443833, vocab.ID("b"): 0.3854644414014948,
+		vocab.ID("a2"): 2.2372299119499184, vocab.ID("b2"): -0.4254657748148337}}
+	syn := lexicon.NewNeighbors("test")
+	syn.Set("a", []string{"a2"})
+	syn.Set("b", []string{"b2"})
+	tg := Target{Victim: m, Vocab: vocab, Tok: text.NewWhitespace()}
+	for _, c := range []struct {
+		gain      bool
+		perturbed int
+		text      string
+	}{{false, 2, "a2 b2"}, {true, 1, "a b2"}} {
+		a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: Greedy{Order: ByPWWS, PWWSGain: c.gain}}
+		r, err := a.Run(tg, Example{Text: "a b", Label: 1}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Type != Successful || r.NumPerturbed != c.perturbed || r.PerturbedText != c.text {
+			t.Fatalf("gain %v: %s %q with %d words changed; want %q", c.gain, r.Type, r.PerturbedText, r.NumPerturbed, c.text)
+		}
+	}
+}
+
+// TestQueriesCountedBothWays: NumQueries counts distinct inputs the model
+// scored, NumRequests every input scored for the search (TextAttack's
+// count). Greedy re-asks for candidates it has scored while ranking, so
+// the second is larger, and the summary reports both.
+func TestQueriesCountedBothWays(t *testing.T) {
+	tg, syn, ex := synthTask()
+	a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: Greedy{Order: ByPWWS}}
+	rs, err := RunAll(context.Background(), a, tg, ex, RunOptions{Workers: 1, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	more := 0
+	for _, r := range rs {
+		if r.NumRequests < r.NumQueries {
+			t.Fatalf("example %d: %d requests < %d distinct queries", r.Index, r.NumRequests, r.NumQueries)
+		}
+		if r.NumRequests > r.NumQueries {
+			more++
+		}
+	}
+	if more == 0 {
+		t.Fatal("no example asked for an input twice: the cache-hit count is not counted")
+	}
+	if sm := Summarize(rs); !(sm.AvgQueriesWithRepeats > sm.AvgQueries) {
+		t.Fatalf("summary: %v with repeats, %v distinct", sm.AvgQueriesWithRepeats, sm.AvgQueries)
+	}
+}
+
+// TestOlderResultsFileRefused: a results file from before the
+// num_queries_with_repeats column is refused by name, not misread.
+func TestOlderResultsFileRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "old.csv")
+	old := strings.Join(Columns[:len(Columns)-1], ",") + "\na b,a c,1,0,1,10,Successful,0,0.1,2,1\n"
+	if err := os.WriteFile(path, []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadCSV(path); err == nil || !strings.Contains(err.Error(), "older textarmor") {
+		t.Fatalf("older file: %v", err)
+	}
+}
