@@ -65,6 +65,14 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	rules := []numRule{
+		{n >= 0, "n", n, "≥ 0 (0 = the whole split)"},
+		{budget >= 0, "query-budget", budget, "≥ 0 (0 = no limit)"},
+		workersRule("workers", workers),
+	}
+	if err := checkNumbers(append(append(rules, nf.numbers()...), ef.numbers()...)...); err != nil {
+		return err
+	}
 	if path == "" {
 		return usageError{fmt.Errorf("--model is required")}
 	}
@@ -107,9 +115,6 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		if _, err := os.Stat(out); err == nil {
 			return usageError{fmt.Errorf("%s exists: use --resume to continue that run, or remove it", out)}
 		}
-	}
-	if n < 0 || budget < 0 || workers < 1 {
-		return usageError{fmt.Errorf("--n and --query-budget must be ≥ 0 and --workers ≥ 1")}
 	}
 	if err := useBLAS(blasName); err != nil {
 		return err

@@ -48,11 +48,8 @@ func (e *explainFlags) check() error {
 	default:
 		return usageError{fmt.Errorf("--explain %q: want ig or lime", e.method)}
 	}
-	if e.k < 1 {
-		return usageError{fmt.Errorf("--explain-k %d must be positive", e.k)}
-	}
-	if e.pairs < 0 {
-		return usageError{fmt.Errorf("--explain-pairs %d must not be negative", e.pairs)}
+	if err := checkNumbers(e.numbers()...); err != nil {
+		return err
 	}
 	switch e.label {
 	case "", "all", "gold":
@@ -60,6 +57,14 @@ func (e *explainFlags) check() error {
 		return usageError{fmt.Errorf("--explain-label %q: want all or gold", e.label)}
 	}
 	return nil
+}
+
+// numbers are the range checks of --explain-k and --explain-pairs.
+func (e *explainFlags) numbers() []numRule {
+	return []numRule{
+		{e.k >= 1, "explain-k", e.k, "at least 1"},
+		{e.pairs >= 0, "explain-pairs", e.pairs, "≥ 0 (0 = all)"},
+	}
 }
 
 // labelMode is --explain-label with its default filled in (flags built

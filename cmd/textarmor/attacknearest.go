@@ -62,10 +62,16 @@ func (nf *nearestFlags) resolve(fs *flag.FlagSet, recipe string) error {
 			nf.cos = 0.75
 		}
 	}
-	if nf.k < 1 || nf.cos < -1 || nf.cos > 1 || math.IsNaN(nf.cos) || nf.vocab < 0 {
-		return usageError{fmt.Errorf("--nn-k must be ≥ 1, --nn-cos in [-1, 1] and --nn-vocab ≥ 0")}
+	return checkNumbers(nf.numbers()...)
+}
+
+// numbers are the range checks of --nn-k, --nn-cos and --nn-vocab.
+func (nf *nearestFlags) numbers() []numRule {
+	return []numRule{
+		{nf.k >= 1, "nn-k", nf.k, "at least 1"},
+		{finite(nf.cos) && nf.cos >= -1 && nf.cos <= 1, "nn-cos", nf.cos, "a cosine in [-1, 1]"},
+		{nf.vocab >= 0, "nn-vocab", nf.vocab, "≥ 0 (0 = model vocabulary only)"},
 	}
-	return nil
 }
 
 // usesNearest reports whether a recipe under a protocol takes its

@@ -39,6 +39,21 @@ func (b *baselineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&b.ibpRamp, "ibp-ramp-epochs", -1, "ibp: epochs over which κ and ε ramp up linearly from 0 (-1 = the first 2/3 of --epochs, the reference's 40 of 60)")
 }
 
+// numbers are the range checks of the baseline flags.
+func (b *baselineFlags) numbers() []numRule {
+	return []numRule{
+		{b.semK >= 0, "sem-k", b.semK, "≥ 0 (0 = all of the table)"},
+		{b.atflSteps >= 0, "atfl-steps", b.atflSteps, "≥ 0 (0 = no substitution)"},
+		{b.asccSteps >= 0, "ascc-steps", b.asccSteps, "≥ 0 (0 = no inner maximisation)"},
+		{finite(b.asccLR) && b.asccLR > 0, "ascc-lr", b.asccLR, "a positive number"},
+		{finite(b.asccEntropy) && b.asccEntropy >= 0, "ascc-entropy", b.asccEntropy, "a number ≥ 0"},
+		{finite(b.asccBeta) && b.asccBeta >= 0, "ascc-beta", b.asccBeta, "a number ≥ 0"},
+		{finite(b.ibpKappa) && b.ibpKappa >= 0 && b.ibpKappa <= 1, "ibp-kappa", b.ibpKappa, "in [0, 1]"},
+		{finite(b.ibpEps) && b.ibpEps >= 0, "ibp-eps", b.ibpEps, "a number ≥ 0"},
+		{b.ibpRamp >= -1, "ibp-ramp-epochs", b.ibpRamp, "≥ 0 (-1, the default, = the first 2/3 of --epochs)"},
+	}
+}
+
 // checkFlag reports a baseline flag given with the wrong defense.
 func (b *baselineFlags) checkFlag(name, defenseName string) error {
 	for _, p := range baselineNames {

@@ -67,6 +67,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if err := checkNumbers(numRule{minTime > 0, "time", minTime, "a positive duration"}); err != nil {
+		return err
+	}
 	if err := useBLAS(blasName); err != nil {
 		return err
 	}

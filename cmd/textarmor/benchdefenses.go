@@ -71,11 +71,19 @@ func runBenchDefenses(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if err := useBLAS(nf.blasName); err != nil {
+	if err := checkNumbers(append([]numRule{
+		{n >= 0, "n", n, "≥ 0 (0 = the whole training split)"},
+		{batch >= 1, "batch", batch, "at least 1"},
+		{finite(lr) && lr > 0, "lr", lr, "a positive number"},
+		{repeats >= 1, "repeats", repeats, "at least 1"},
+	}, df.numbers()...)...); err != nil {
 		return err
 	}
-	if n < 0 || batch < 1 || repeats < 1 {
-		return usageError{fmt.Errorf("--n must be ≥ 0, --batch and --repeats ≥ 1")}
+	if err := nf.check(); err != nil {
+		return err
+	}
+	if err := useBLAS(nf.blasName); err != nil {
+		return err
 	}
 	var names []string
 	for _, s := range strings.Split(list, ",") {

@@ -167,6 +167,14 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	flatLR, lrErr := strconv.ParseFloat(ft.flatLR, 64)
+	if err := checkNumbers(append([]numRule{
+		{ft.n >= -1, "n", ft.n, "≥ 0 (0 = the whole test set; -1, the default, = the paper's protocol)"},
+		workersRule("workers", ft.workers),
+		{lrErr == nil && finite(flatLR) && flatLR > 0, "flat-lr", ft.flatLR, "a positive number"},
+	}, df.numbers()...)...); err != nil {
+		return err
+	}
 	if ft.out == "" {
 		return usageError{errors.New("--out is required")}
 	}
@@ -216,9 +224,6 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	}
 	ft.dataset = df.name // before flatAttackN, whose default depends on it
 	ft.n = flatAttackN(ft.dataset, ft.n)
-	if ft.n < 0 || ft.workers < 1 {
-		return usageError{errors.New("--n must be ≥ 0 and --workers ≥ 1")}
-	}
 	ft.trainArgs = strings.Fields(trainArgs)
 	// The data flags given are forwarded to every train and attack run.
 	fs.Visit(func(f *flag.Flag) {

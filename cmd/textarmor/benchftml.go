@@ -238,6 +238,15 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if err := checkNumbers(
+		numRule{tb.n >= 0, "n", tb.n, "≥ 0 (0 = the default: 1000, quick 30)"},
+		numRule{tb.first >= 0, "first", tb.first, "≥ 0 (0 = no preview pass)"},
+		numRule{tb.trainN >= -1, "train-n", tb.trainN, "≥ 0 (0 = all; -1, the default, = all, quick 2000)"},
+		numRule{tb.cleanN >= -1, "clean-n", tb.cleanN, "≥ 0 (0 = the whole test set; -1, the default, = all, quick 1000)"},
+		workersRule("workers", tb.workers),
+	); err != nil {
+		return err
+	}
 	if tb.arch != "cnn" && tb.arch != "bilstm" {
 		return usageError{fmt.Errorf("--model %q: want cnn or bilstm", tb.arch)}
 	}
@@ -271,6 +280,11 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := addRecipeFlags(recipes, recipeFlags); err != nil {
 		return usageError{err}
+	}
+	for _, r := range ftmlRecipes() {
+		if err := checkRecipe(recipes[r.Defense]); err != nil {
+			return err
+		}
 	}
 	var defs, atks []string
 	for _, d := range splitList(defList) {
@@ -1041,10 +1055,38 @@ func sameRecipe(path string, r tableRecipe, rowDir string) error {
 	return nil
 }
 
+// checkRecipe checks a row's recipe as train will (the numeric flags that
+// --recipe-flags may set included), before any row trains: a value out of
+// range would otherwise fail only when its row's turn comes, hours in.
+func checkRecipe(r tableRecipe) error {
+	rp, err := parseRecipe(append([]string{"--defense", r.Defense, "--epochs", fmt.Sprint(r.Epochs)}, r.Args...))
+	if err != nil {
+		return usageError{fmt.Errorf("--recipe-flags: the %s row: %v", r.Defense, err)}
+	}
+	err = rp.dfl.check(rp.fs)
+	if err == nil {
+		err = checkNumbers(
+			numRule{rp.opt.Epochs >= 1, "epochs", rp.opt.Epochs, "at least 1"},
+			numRule{rp.opt.BatchSize >= 1, "batch", rp.opt.BatchSize, "at least 1"},
+			numRule{finite(rp.opt.LR) && rp.opt.LR > 0, "lr", rp.opt.LR, "a positive number"},
+			numRule{finite(rp.opt.Clip) && rp.opt.Clip >= 0, "clip", rp.opt.Clip, "a number ≥ 0 (0 = off)"},
+			numRule{finite(rp.opt.WeightDecay) && rp.opt.WeightDecay >= 0, "weight-decay", rp.opt.WeightDecay, "a number ≥ 0"},
+		)
+	}
+	if err == nil {
+		err = rp.nf.check()
+	}
+	if err != nil {
+		return usageError{fmt.Errorf("--recipe-flags: the %s row: %v", r.Defense, err)}
+	}
+	return nil
+}
+
 // parsedRecipe is a row's recipe parsed with the train flags the table's
 // recipes use.
 type parsedRecipe struct {
 	dfl   defenseFlags
+	nf    netFlags
 	opt   train.Options
 	decay string
 	// archArgs are the architecture flags the recipe sets, as
@@ -1063,8 +1105,7 @@ func parseRecipe(args []string) (*parsedRecipe, error) {
 	rp.fs.StringVar(&rp.decay, "lr-decay-epochs", "", "")
 	rp.fs.Float64Var(&rp.opt.Clip, "clip", 0, "")
 	rp.fs.Float64Var(&rp.opt.WeightDecay, "weight-decay", 0, "")
-	var nf netFlags
-	nf.register(rp.fs)
+	rp.nf.register(rp.fs)
 	if err := rp.fs.Parse(args); err != nil {
 		return nil, err
 	}

@@ -49,6 +49,16 @@ func (d *dataFlags) register(fs *flag.FlagSet, vocabFlags bool) {
 	}
 }
 
+// numbers are the range checks of the preprocessing flags (all 0 and
+// valid when register left them out).
+func (d *dataFlags) numbers() []numRule {
+	return []numRule{
+		{d.maxLen >= 0, "max-len", d.maxLen, "≥ 0 (0 = the preset's)"},
+		{d.minCount >= 0, "min-count", d.minCount, "≥ 0 (0 = the preset's)"},
+		{d.maxVoc >= -1, "max-vocab", d.maxVoc, "≥ 0 (0 = no cap; -1, the default, = the preset's)"},
+	}
+}
+
 // load returns the dataset and the preprocessing preset to use with it.
 func (d *dataFlags) load() (*dataset.Dataset, dataset.Preset, error) {
 	var ds *dataset.Dataset

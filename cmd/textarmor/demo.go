@@ -37,6 +37,9 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if err := checkNumbers(numRule{epochs >= 1, "epochs", epochs, "at least 1"}); err != nil {
+		return err
+	}
 	if out == "" {
 		dir, err := os.MkdirTemp("", "textarmor-demo-")
 		if err != nil {

@@ -41,6 +41,12 @@ func runEmbed(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := checkNumbers(
+		numRule{finite(alpha) && alpha >= 0, "alpha", alpha, "a number ≥ 0 (0 = the model's FTML/CML alpha or 0.7·alpha0)"},
+		numRule{anchors == -1 || anchors >= 1, "anchors", anchors, "at least 1, or -1 = all"},
+	); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}

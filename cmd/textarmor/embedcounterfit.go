@@ -46,6 +46,19 @@ func runEmbedCounterfit(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	cosDist := func(x float64) bool { return finite(x) && x >= 0 && x <= 2 }
+	if err := checkNumbers(
+		numRule{finite(o.K1) && o.K1 >= 0, "k1", o.K1, "a number ≥ 0"},
+		numRule{finite(o.K2) && o.K2 >= 0, "k2", o.K2, "a number ≥ 0"},
+		numRule{finite(o.K3) && o.K3 >= 0, "k3", o.K3, "a number ≥ 0 (0 = off)"},
+		numRule{cosDist(o.Delta), "delta", o.Delta, "a cosine distance in [0, 2]"},
+		numRule{cosDist(o.Gamma), "gamma", o.Gamma, "a cosine distance in [0, 2]"},
+		numRule{cosDist(o.Rho), "rho", o.Rho, "a cosine distance in [0, 2]"},
+		numRule{o.MaxVSP >= 0, "max-vsp", o.MaxVSP, "≥ 0 (0 = all within rho)"},
+		numRule{o.Iters >= 1, "iters", o.Iters, "at least 1"},
+	); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}

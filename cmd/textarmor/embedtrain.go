@@ -48,6 +48,20 @@ func runEmbedTrain(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	// The vectors are for train --embeddings: a dimension its reader
+	// refuses would be found only after the training.
+	if err := checkNumbers(
+		numRule{o.Dim >= 1 && o.Dim <= text.MaxVectorDim, "dim", o.Dim, fmt.Sprintf("in [1, %d]", text.MaxVectorDim)},
+		numRule{o.Epochs >= 1, "epochs", o.Epochs, "at least 1"},
+		numRule{o.Window >= 1, "window", o.Window, "at least 1"},
+		numRule{o.Negative >= 1, "negative", o.Negative, "at least 1"},
+		numRule{o.MinCount >= 1, "min-count", o.MinCount, "at least 1 (1 keeps every word)"},
+		numRule{finite(o.Sample) && o.Sample >= 0, "sample", o.Sample, "a number ≥ 0 (0 = off)"},
+		numRule{finite(o.Alpha) && o.Alpha > 0, "alpha", o.Alpha, "a positive number"},
+		numRule{o.Workers >= 1 && o.Workers <= maxWordvecWorkers, "workers", o.Workers, fmt.Sprintf("in [1, %d]", maxWordvecWorkers)},
+	); err != nil {
+		return err
+	}
 	if fs.NArg() > 0 {
 		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}

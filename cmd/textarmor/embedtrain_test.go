@@ -153,7 +153,7 @@ func TestEmbedTrainErrors(t *testing.T) {
 	}{
 		{[]string{"--corpus", filepath.Join(dir, "missing.txt"), "--out", out}, 1, "missing.txt"},
 		{[]string{"--corpus", empty, "--out", out}, 1, "empty corpus"},
-		{[]string{"--corpus", empty, "--out", out, "--dim", "0"}, 2, "dimension 0"},
+		{[]string{"--corpus", empty, "--out", out, "--dim", "0"}, 2, "--dim 0"},
 		{[]string{"--corpus", empty, "--out", out, "--window", "-1"}, 2, "window"},
 		{[]string{"--out", out}, 2, "no corpus"},
 		{[]string{"--corpus", empty}, 2, "--out is required"},

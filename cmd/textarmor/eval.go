@@ -174,6 +174,9 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args[1:]); err != nil {
 		return err
 	}
+	if err := checkNumbers(df.numbers()...); err != nil {
+		return err
+	}
 	ds, preset, err := df.load()
 	if err != nil {
 		return err

@@ -53,6 +53,18 @@ func (f *flatFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.vectors, "vectors", "", "flat/adv: word vectors for textfooler (50 nearest with cosine ≥ 0.5 and the embedding check), as in `attack --vectors`")
 }
 
+// numbers are the range checks of the flat/adv flags.
+func (f *flatFlags) numbers() []numRule {
+	return []numRule{
+		{finite(f.beta) && f.beta >= 0, "beta", f.beta, "a number ≥ 0"},
+		{finite(f.gamma) && f.gamma >= 0, "gamma", f.gamma, "a number ≥ 0"},
+		{f.rounds >= 1, "rounds", f.rounds, "at least 1"},
+		{f.roundEpochs >= 1, "round-epochs", f.roundEpochs, "at least 1"},
+		{f.perRd >= 0, "adv-per-round", f.perRd, "≥ 0 (0 = all)"},
+		workersRule("attack-workers", f.workers),
+	}
+}
+
 // checkFlag reports a flat/adv flag given with another defense.
 func (f *flatFlags) checkFlag(name, defenseName string) error {
 	if name == "prob-inputs-to-ce" && defenseName != "standard" && defenseName != "adv" && defenseName != "flat" {

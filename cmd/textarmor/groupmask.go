@@ -38,17 +38,21 @@ func (g *groupFlags) checkFlag(name, defenseName string) error {
 	return nil
 }
 
-// validate checks the flag combination once every flag is parsed.
+// validate checks the flag combination once every flag is parsed and
+// --group-mask's range (numbers) is checked.
 func (g *groupFlags) validate(synonymsSet bool) error {
 	switch {
-	case g.groups < 0:
-		return usageError{fmt.Errorf("--group-mask %d must not be negative", g.groups)}
 	case g.groups == 0 && g.vectors != "":
 		return usageError{fmt.Errorf("--group-vectors needs --group-mask G")}
 	case g.vectors != "" && synonymsSet:
 		return usageError{fmt.Errorf("give --group-vectors (k-means) or --synonyms (neighbour-graph components), not both")}
 	}
 	return nil
+}
+
+// numbers is the range check of --group-mask.
+func (g *groupFlags) numbers() []numRule {
+	return []numRule{{g.groups >= 0 && g.groups <= maxGroups, "group-mask", g.groups, fmt.Sprintf("in [0, %d] (0 = off)", maxGroups)}}
 }
 
 // apply groups vocab and sets cfg's group table; it returns the training

@@ -39,6 +39,12 @@ func runLM(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := checkNumbers(
+		numRule{opt.Order >= 1 && opt.Order <= langmodel.MaxOrder, "order", opt.Order, fmt.Sprintf("in [1, %d]", langmodel.MaxOrder)},
+		numRule{opt.MinCount >= 1, "min-count", opt.MinCount, "at least 1"},
+	); err != nil {
+		return err
+	}
 	switch {
 	case fs.NArg() > 0:
 		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
@@ -46,10 +52,6 @@ func runLM(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("no corpus: give --dataset NAME[,NAME...] (with --data DIR) and/or --corpus FILE")}
 	case out == "":
 		return usageError{fmt.Errorf("--out is required")}
-	case opt.Order < 1 || opt.Order > langmodel.MaxOrder:
-		return usageError{fmt.Errorf("--order %d: want 1 to %d", opt.Order, langmodel.MaxOrder)}
-	case opt.MinCount < 1:
-		return usageError{fmt.Errorf("--min-count %d: want ≥ 1", opt.MinCount)}
 	}
 	if st, err := os.Stat(out); err == nil && st.IsDir() {
 		return usageError{fmt.Errorf("--out %s is a directory", out)}

@@ -74,14 +74,11 @@ func (n *netFlags) config() (nn.Config, error) {
 	switch n.arch {
 	case "cnn":
 		cfg.Filters = n.filters
-		cfg.Widths = nil
-		for _, s := range strings.Split(n.widths, ",") {
-			w, err := strconv.Atoi(strings.TrimSpace(s))
-			if err != nil {
-				return cfg, usageError{fmt.Errorf("--widths %q: %v", n.widths, err)}
-			}
-			cfg.Widths = append(cfg.Widths, w)
+		widths, err := n.windowWidths()
+		if err != nil {
+			return cfg, err
 		}
+		cfg.Widths = widths
 	case "bilstm", "lstm":
 		cfg.Hidden, cfg.Pool, cfg.Tanh = n.hidden, n.pool, n.tanh
 	case "transformer": // from scratch on word ids: the default small BERT
@@ -92,6 +89,41 @@ func (n *netFlags) config() (nn.Config, error) {
 		return cfg, usageError{fmt.Errorf("--model %q: valid are %s", n.arch, strings.Join(nn.Archs, ", "))}
 	}
 	return cfg, nil
+}
+
+// windowWidths parses --widths: CNN window widths in [1, maxWindow].
+func (n *netFlags) windowWidths() ([]int, error) {
+	var widths []int
+	for _, s := range strings.Split(n.widths, ",") {
+		w, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--widths %q: %v", n.widths, err)}
+		}
+		if w < 1 || w > maxWindow {
+			return nil, usageError{fmt.Errorf("--widths %q: width %d must be in [1, %d]", n.widths, w, maxWindow)}
+		}
+		widths = append(widths, w)
+	}
+	return widths, nil
+}
+
+// check validates the numeric architecture flags (sizes that allocate are
+// bounded by maxWidth), before any data is read.
+func (n *netFlags) check() error {
+	if err := checkNumbers(
+		widthRule("embed-dim", n.embedDim, 1, ""),
+		widthRule("filters", n.filters, 1, ""),
+		widthRule("hidden", n.hidden, 1, ""),
+		widthRule("input-layer", n.inputLayer, 0, "0 = none"),
+		widthRule("head-hidden", n.headHidden, 0, "0 = none"),
+		numRule{finite(n.dropout) && n.dropout >= 0 && n.dropout < 1, "dropout", n.dropout, "in [0, 1)"},
+		numRule{finite(n.embedInit) && n.embedInit >= 0, "embed-init", n.embedInit, "a number ≥ 0"},
+		numRule{n.retrofit >= 0, "retrofit", n.retrofit, "≥ 0 (0 = off)"},
+	); err != nil {
+		return err
+	}
+	_, err := n.windowWidths()
+	return err
 }
 
 func useBLAS(name string) error {
@@ -147,20 +179,23 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := checkTrainNumbers(opt, nf, df); err != nil {
 		return err
 	}
-	if opt.Out == "" {
-		return usageError{fmt.Errorf("--out is required")}
-	}
-	if err := useBLAS(nf.blasName); err != nil {
-		return err
-	}
 	for _, s := range strings.Split(decay, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			e, err := strconv.Atoi(s)
 			if err != nil {
 				return usageError{fmt.Errorf("--lr-decay-epochs %q: %v", decay, err)}
 			}
+			if e < 1 {
+				return usageError{fmt.Errorf("--lr-decay-epochs %q: epoch %d must be at least 1", decay, e)}
+			}
 			opt.DecayEpochs = append(opt.DecayEpochs, e)
 		}
+	}
+	if opt.Out == "" {
+		return usageError{fmt.Errorf("--out is required")}
+	}
+	if err := useBLAS(nf.blasName); err != nil {
+		return err
 	}
 	if opt.LogPath == "" {
 		opt.LogPath = opt.Out + ".log.jsonl"
@@ -426,7 +461,29 @@ func (d *defenseFlags) check(fs *flag.FlagSet) error {
 	if err != nil {
 		return err
 	}
+	if err := checkNumbers(d.numbers()...); err != nil {
+		return err
+	}
+	if d.name == "ftml" || d.name == "cml" {
+		if _, err := parseNorm(d.norm); err != nil {
+			return err
+		}
+	}
 	return d.gm.validate(synonymsSet)
+}
+
+// numbers are the range checks of the defense flags (every defense's: the
+// values of those not given are their valid defaults).
+func (d *defenseFlags) numbers() []numRule {
+	r := []numRule{
+		{finite(d.beta) && d.beta >= 0, "ftml-beta", d.beta, "a number ≥ 0"},
+		{finite(d.alpha) && d.alpha >= 0, "ftml-alpha", d.alpha, "a number ≥ 0 (0 = 0.7·α0)"},
+		{d.k >= 1 && d.k <= maxSynonymK, "ftml-k", d.k, fmt.Sprintf("in [1, %d]", maxSynonymK)},
+		{finite(d.tau) && d.tau > 0, "cml-tau", d.tau, "a positive number"},
+	}
+	r = append(r, d.bl.numbers()...)
+	r = append(r, d.fl.numbers()...)
+	return append(r, d.gm.numbers()...)
 }
 
 func parseNorm(s string) (float64, error) {
@@ -535,35 +592,22 @@ func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Write
 // silent default: Options would read an explicit --epochs 0 as "the
 // default".
 func checkTrainNumbers(opt train.Options, nf netFlags, df dataFlags) error {
-	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-	for _, c := range []struct {
-		ok   bool
-		flag string
-		want string
-	}{
-		{opt.Epochs >= 1, "epochs", "at least 1"},
-		{opt.BatchSize >= 1, "batch", "at least 1"},
-		{finite(opt.LR) && opt.LR > 0, "lr", "a positive number"},
-		{finite(opt.Momentum) && opt.Momentum >= 0 && opt.Momentum < 1, "momentum", "in [0, 1)"},
-		{finite(opt.WeightDecay) && opt.WeightDecay >= 0, "weight-decay", "a number ≥ 0"},
-		{finite(opt.Clip) && opt.Clip >= 0, "clip", "a number ≥ 0 (0 = off)"},
-		{finite(opt.DecayGamma) && opt.DecayGamma > 0, "lr-decay", "a positive number"},
-		{finite(opt.Warmup) && opt.Warmup >= 0 && opt.Warmup < 1, "warmup", "in [0, 1)"},
-		{opt.Patience >= 0, "patience", "≥ 0 (0 = never stop early)"},
-		{opt.CheckpointEvery >= 0, "checkpoint-every", "≥ 0 (0 = at epoch ends only)"},
-		{finite(nf.dropout) && nf.dropout >= 0 && nf.dropout < 1, "dropout", "in [0, 1)"},
-		{finite(nf.embedInit) && nf.embedInit >= 0, "embed-init", "a number ≥ 0"},
-		{nf.embedDim >= 1, "embed-dim", "at least 1"},
-		{nf.filters >= 1, "filters", "at least 1"},
-		{nf.hidden >= 1, "hidden", "at least 1"},
-		{nf.retrofit >= 0, "retrofit", "≥ 0"},
-		{df.maxLen >= 0, "max-len", "≥ 0 (0 = the preset's)"},
-		{df.minCount >= 0, "min-count", "≥ 0 (0 = the preset's)"},
-		{df.maxVoc >= -1, "max-vocab", "≥ 0 (0 = no cap)"},
-	} {
-		if !c.ok {
-			return usageError{fmt.Errorf("--%s must be %s", c.flag, c.want)}
-		}
+	if err := checkNumbers(
+		numRule{opt.Epochs >= 1, "epochs", opt.Epochs, "at least 1"},
+		numRule{opt.BatchSize >= 1, "batch", opt.BatchSize, "at least 1"},
+		numRule{finite(opt.LR) && opt.LR > 0, "lr", opt.LR, "a positive number"},
+		numRule{finite(opt.Momentum) && opt.Momentum >= 0 && opt.Momentum < 1, "momentum", opt.Momentum, "in [0, 1)"},
+		numRule{finite(opt.WeightDecay) && opt.WeightDecay >= 0, "weight-decay", opt.WeightDecay, "a number ≥ 0"},
+		numRule{finite(opt.Clip) && opt.Clip >= 0, "clip", opt.Clip, "a number ≥ 0 (0 = off)"},
+		numRule{finite(opt.DecayGamma) && opt.DecayGamma > 0, "lr-decay", opt.DecayGamma, "a positive number"},
+		numRule{finite(opt.Warmup) && opt.Warmup >= 0 && opt.Warmup < 1, "warmup", opt.Warmup, "in [0, 1)"},
+		numRule{opt.Patience >= 0, "patience", opt.Patience, "≥ 0 (0 = never stop early)"},
+		numRule{opt.CheckpointEvery >= 0, "checkpoint-every", opt.CheckpointEvery, "≥ 0 (0 = at epoch ends only)"},
+	); err != nil {
+		return err
 	}
-	return nil
+	if err := nf.check(); err != nil {
+		return err
+	}
+	return checkNumbers(df.numbers()...)
 }
