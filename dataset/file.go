@@ -269,6 +269,9 @@ func readTSV(path string, opt FileOptions, textCol, labelCol string, bad badFunc
 				return err
 			}
 			ncols = len(fields)
+			if m := max(ti, li); m >= ncols {
+				return fmt.Errorf("dataset: %s:%d: column %d requested, but the header has %d columns", path, line, m, ncols)
+			}
 			return nil
 		}
 		if ncols < 0 {
@@ -331,6 +334,9 @@ func readCSV(path string, opt FileOptions, textCol, labelCol string, bad badFunc
 				return err
 			}
 			ncols = len(rec)
+			if m := max(ti, li); m >= ncols {
+				return fmt.Errorf("dataset: %s:%d: column %d requested, but the header has %d columns", path, line, m, ncols)
+			}
 			continue
 		}
 		if size > MaxLineBytes {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // POS is a WordNet part of speech. The zero value, Any, means all four.
@@ -213,13 +214,11 @@ func (db *posDB) loadData(path string, p POS) (map[int64]int32, error) {
 		if isHeader(line) {
 			return nil
 		}
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%s:%d: %s", path, num, fmt.Sprintf(format, args...))
-		}
+		bad := func(format string, args ...any) error { return lineError(path, num, line, format, args...) }
 		f.reset(line)
 		o, err := strconv.ParseInt(f.next(), 10, 64)
 		if err != nil {
-			return bad("synset offset: %v", err)
+			return bad("synset offset %s is not a number", quoteShort(f.last))
 		}
 		if o != off {
 			return bad("synset offset field %08d is not the line's byte offset %d (was the file modified, e.g. converted to CRLF?)", o, off)
@@ -232,11 +231,11 @@ func (db *posDB) loadData(path string, p POS) (map[int64]int32, error) {
 		case p == Adj && ss == "s":
 			sat = true
 		default:
-			return bad("synset type %q in a %s file", ss, p.fileSuffix())
+			return bad("synset type %s in a %s file", quoteShort(ss), p.fileSuffix())
 		}
 		cnt, err := strconv.ParseUint(f.next(), 16, 16)
 		if err != nil || cnt == 0 {
-			return bad("word count (two hex digits) %q", f.last)
+			return bad("word count (two hex digits) %s", quoteShort(f.last))
 		}
 		s := synset{offset: o, satellite: sat, lemmas: make([]string, cnt)}
 		for i := range s.lemmas {
@@ -247,7 +246,7 @@ func (db *posDB) loadData(path string, p POS) (map[int64]int32, error) {
 			s.lemmas[i] = stripMarker(w)
 		}
 		if _, err := strconv.Atoi(f.next()); err != nil {
-			return bad("pointer count after %d words: %q is not a number", cnt, f.last)
+			return bad("pointer count after %d words: %s is not a number", cnt, quoteShort(f.last))
 		}
 		byOffset[o] = int32(len(db.synsets))
 		db.synsets = append(db.synsets, s)
@@ -281,45 +280,46 @@ func (db *posDB) loadIndex(path string, p POS, byOffset map[int64]int32) error {
 		if isHeader(line) {
 			return nil
 		}
-		bad := func(format string, args ...any) error {
-			return fmt.Errorf("%s:%d: %s", path, num, fmt.Sprintf(format, args...))
-		}
+		bad := func(format string, args ...any) error { return lineError(path, num, line, format, args...) }
 		f.reset(line)
 		lemma := f.next()
 		if ps := f.next(); ps != p.String() {
-			return bad("part of speech %q in a %s file", ps, p.fileSuffix())
+			return bad("part of speech %s in a %s file", quoteShort(ps), p.fileSuffix())
 		}
+		// Each pointer symbol and synset offset takes at least two bytes of
+		// the line (itself and a space): larger counts are refused before
+		// they size a slice or a loop.
 		nsyn, err := strconv.Atoi(f.next())
-		if err != nil || nsyn <= 0 {
-			return bad("synset count %q", f.last)
+		if err != nil || nsyn <= 0 || nsyn > len(line)/2 {
+			return bad("synset count %s (want a number from 1 to what the line has room for)", quoteShort(f.last))
 		}
 		nptr, err := strconv.Atoi(f.next())
-		if err != nil || nptr < 0 {
-			return bad("pointer count %q", f.last)
+		if err != nil || nptr < 0 || nptr > len(line)/2 {
+			return bad("pointer count %s (want a number from 0 to what the line has room for)", quoteShort(f.last))
 		}
 		for i := 0; i < nptr; i++ {
 			f.next()
 		}
 		if nsense, err := strconv.Atoi(f.next()); err != nil || nsense != nsyn {
-			return bad("sense count %q differs from synset count %d", f.last, nsyn)
+			return bad("sense count %s differs from synset count %d", quoteShort(f.last), nsyn)
 		}
 		if _, err := strconv.Atoi(f.next()); err != nil {
-			return bad("tagged sense count %q", f.last)
+			return bad("tagged sense count %s", quoteShort(f.last))
 		}
 		ids := make([]int32, nsyn)
 		for i := range ids {
 			o, err := strconv.ParseInt(f.next(), 10, 64)
 			if err != nil {
-				return bad("synset offset %d of %d for %q: %q is not a number", i+1, nsyn, lemma, f.last)
+				return bad("synset offset %d of %d for %s: %s is not a number", i+1, nsyn, quoteShort(lemma), quoteShort(f.last))
 			}
 			id, ok := byOffset[o]
 			if !ok {
-				return bad("synset offset %08d of %q is not a synset line of data.%s", o, lemma, p.fileSuffix())
+				return bad("synset offset %08d of %s is not a synset line of data.%s", o, quoteShort(lemma), p.fileSuffix())
 			}
 			ids[i] = id
 		}
 		if rest := f.next(); rest != "" {
-			return bad("unexpected field %q after %d synset offsets", rest, nsyn)
+			return bad("unexpected field %s after %d synset offsets", quoteShort(rest), nsyn)
 		}
 		// A repeated lemma replaces the earlier line, as in NLTK.
 		db.index[lemma] = ids
@@ -341,11 +341,48 @@ func (db *posDB) loadExceptions(path string) error {
 			return nil
 		}
 		if len(fs) < 2 {
-			return fmt.Errorf("%s:%d: want an inflected form and at least one base form, got %q", path, num, line)
+			return lineError(path, num, line, "want an inflected form and at least one base form, got %s", quoteShort(string(line)))
 		}
 		db.exc[fs[0]] = fs[1:]
 		return nil
 	})
+}
+
+// maxQuote is how many characters of a bad field or line an error quotes
+// (escapes counted as written): a file of random bytes has "lines" of
+// hundreds of bytes, which would bury the file name and line number.
+const maxQuote = 40
+
+// quoteShort quotes s for an error message: all of it, or the longest
+// prefix whose quoted form has at most maxQuote characters between the
+// quotes, followed by "..." and the length of s.
+func quoteShort(s string) string {
+	q := strconv.Quote(s)
+	if utf8.RuneCountInString(q) <= maxQuote+2 {
+		return q
+	}
+	n, width := 0, 0
+	for n < len(s) {
+		_, size := utf8.DecodeRuneInString(s[n:])
+		piece := strconv.Quote(s[n : n+size])
+		w := utf8.RuneCountInString(piece) - 2
+		if width+w > maxQuote {
+			break
+		}
+		n, width = n+size, width+w
+	}
+	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:n]), len(s))
+}
+
+// lineError is an error about line num of path. A line that is not text
+// (invalid UTF-8 or a NUL byte) is most likely a file that is not WordNet's
+// at all, which the message says.
+func lineError(path string, num int, line []byte, format string, args ...any) error {
+	msg := fmt.Sprintf(format, args...)
+	if !utf8.Valid(line) || bytes.IndexByte(line, 0) >= 0 {
+		msg += " (the line is not text: is this a WordNet database file?)"
+	}
+	return fmt.Errorf("%s:%d: %s", path, num, msg)
 }
 
 // fields splits a line on single spaces, as the WordNet files are laid out,

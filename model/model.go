@@ -95,12 +95,20 @@ func Load(dir string) (*Model, error) {
 	}
 	// The config's sizes are checked against the weights before the
 	// network is built: an edited embed_dim of 1e9 would allocate until
-	// memory runs out before any shape check could fail.
+	// memory runs out before any shape check could fail. They are checked
+	// as the network will be built (New and NewTransformer take the class
+	// count from the class names, a word mask of width 0 or less gets the
+	// default width), and only once valid: ParamCount of a negative size
+	// would cancel a huge one and let it through.
+	sized, err := builtConfig(meta)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
 	held := 0.0
 	for _, t := range b.Tensors {
 		held += float64(len(t.Data))
 	}
-	if need := meta.Net.ParamCount(); !(need <= held) {
+	if need := sized.ParamCount(); !(need <= held) {
 		return nil, fmt.Errorf("%s: config.json's sizes need %.0f weights, %s holds %.0f (an edited or mismatched config)", dir, need, checkpoint.WeightsFile, held)
 	}
 	var m *Model
@@ -128,6 +136,31 @@ func Load(dir string) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return m, nil
+}
+
+// builtConfig is the network configuration Load builds from meta, with
+// the sizes that New and NewTransformer will allocate, validated; id map
+// entries must be word ids (the embedding lookup would index past its
+// table otherwise).
+func builtConfig(meta Meta) (nn.Config, error) {
+	c := meta.Net
+	classes := meta.Classes
+	if meta.Pieces != nil && len(classes) == 0 {
+		classes = placeholderClasses
+	}
+	c.NumClasses = len(classes)
+	if c.Mask && c.MaskHidden <= 0 {
+		c.MaskHidden = nn.DefaultMaskHidden
+	}
+	if err := c.Validate(); err != nil {
+		return c, err
+	}
+	for i, id := range c.IDMap {
+		if id < 0 || int(id) >= c.VocabSize {
+			return c, fmt.Errorf("id map entry %d is %d, not a word id (the vocabulary has %d)", i, id, c.VocabSize)
+		}
+	}
+	return c, nil
 }
 
 // Encode tokenizes a text and maps it to ids, truncated to MaxLen (a

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand"
 	"os"
 	"strconv"
@@ -59,7 +60,9 @@ const maxVectorLine = 16 << 20
 //
 // Formats: GloVe (word and values per line, no header), word2vec text and
 // fastText .vec (a first line "count dim"). The header is recognised as a
-// first line of exactly two integers. A path ending in ".gz" is gunzipped.
+// first line of exactly two unsigned integers, the second not 0; one whose
+// dimension exceeds MaxVectorDim is an error at line 1, however many digits
+// it has. A path ending in ".gz" is gunzipped.
 // Fields are separated by spaces or tabs; a word may itself contain spaces
 // (glove.840B has a few such lines): the last Dim fields are the vector.
 //
@@ -156,7 +159,12 @@ func readVectors(r io.Reader, path string, vocab *Vocab) (*Vectors, error) {
 		for j, s := range vals {
 			v, err := strconv.ParseFloat(s, 32)
 			if err != nil {
-				return fmt.Errorf("%s:%d: value %d of %q: cannot parse %q as a number", path, lineNo, j+1, word, s)
+				return fmt.Errorf("%s:%d: value %d of %q: cannot parse %s as a number", path, lineNo, j+1, word, quoteField(s))
+			}
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				// ParseFloat takes "NaN" and "Inf"; such a row would make
+				// every prediction on its word NaN.
+				return fmt.Errorf("%s:%d: value %d of %q: %s is not a finite number", path, lineNo, j+1, word, quoteField(s))
 			}
 			row[j] = float32(v)
 		}
@@ -179,8 +187,8 @@ func readVectors(r io.Reader, path string, vocab *Vocab) (*Vectors, error) {
 
 // scanVectors reads a vector file's lines and calls use with each word and
 // its Dim value fields (unparsed); it returns Dim. The header is recognised
-// as a first line of exactly two integers; otherwise the first line sets
-// Dim. Errors name the file and line.
+// as a first line of exactly two unsigned integers (see headerDim);
+// otherwise the first line sets Dim. Errors name the file and line.
 func scanVectors(r io.Reader, path string, use func(lineNo int, word string, vals []string) error) (int, error) {
 	br := bufio.NewReaderSize(r, 1<<20)
 	dim := 0
@@ -200,16 +208,16 @@ func scanVectors(r io.Reader, path string, use func(lineNo int, word string, val
 		if len(fields) == 0 {
 			continue // blank line
 		}
-		if lineNo == 1 && len(fields) == 2 {
-			if _, e1 := strconv.ParseUint(fields[0], 10, 63); e1 == nil {
-				if d, e2 := strconv.ParseUint(fields[1], 10, 31); e2 == nil && d > 0 {
-					if d > MaxVectorDim {
-						return 0, fmt.Errorf("%s:1: header gives dimension %d, above the %d this reader accepts", path, d, MaxVectorDim)
-					}
-					dim = int(d)
-					continue
-				}
+		if lineNo == 1 && len(fields) == 2 && isDigits(fields[0]) && isDigits(fields[1]) {
+			d, err := headerDim(fields[0], fields[1])
+			if err != nil {
+				return 0, fmt.Errorf("%s:1: header \"%s %s\": %v", path, abbrevNumber(fields[0]), abbrevNumber(fields[1]), err)
 			}
+			if d > 0 {
+				dim = d
+				continue
+			}
+			// "N 0" is not a header but a vector line (word "N", value 0).
 		}
 		if dim == 0 {
 			if len(fields) < 2 {
@@ -240,6 +248,55 @@ func scanVectors(r io.Reader, path string, use func(lineNo int, word string, val
 		return 0, fmt.Errorf("text: word vectors %s: no vectors in file", path)
 	}
 	return dim, nil
+}
+
+// maxVectorCount bounds the word count a header may give. The count is not
+// used to allocate anything, but a number beyond it is no real count.
+const maxVectorCount = 1 << 40
+
+// isDigits reports whether s is a non-empty run of ASCII digits.
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// headerDim checks a header line "count dim" (both digit runs) and returns
+// dim; 0 means the line is not a header. Sizes beyond the limits are
+// errors, however many digits they have: a first line of two numbers is a
+// header, not a vector of one value for a word that is a number.
+func headerDim(count, dim string) (int, error) {
+	d, err := strconv.ParseUint(dim, 10, 64)
+	if err == nil && d == 0 {
+		return 0, nil
+	}
+	if err != nil || d > MaxVectorDim {
+		return 0, fmt.Errorf("dimension %s is above the %d this reader accepts", abbrevNumber(dim), MaxVectorDim)
+	}
+	if n, err := strconv.ParseUint(count, 10, 64); err != nil || n > maxVectorCount {
+		return 0, fmt.Errorf("word count %s is above the %d this reader accepts", abbrevNumber(count), uint64(maxVectorCount))
+	}
+	return int(d), nil
+}
+
+// quoteField quotes a field of a vector file for a message, at most its
+// first 40 bytes (a binary file read as text has fields of megabytes).
+func quoteField(s string) string {
+	if len(s) <= 40 {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:40]) + "..."
+}
+
+// abbrevNumber shortens a long digit run for a message.
+func abbrevNumber(s string) string {
+	if len(s) > 24 {
+		return s[:20] + fmt.Sprintf("... (%d digits)", len(s))
+	}
+	return s
 }
 
 func splitVectorFields(dst []string, line string) []string {
