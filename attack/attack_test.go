@@ -13,8 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/lexicon"
-	"github.com/textarmor/textarmor/synth"
 	"github.com/textarmor/textarmor/text"
 )
 

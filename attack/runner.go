@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/textarmor/textarmor/progress"
+	"github.com/textarmor/textarmor/internal/progress"
 	"github.com/textarmor/textarmor/tensor"
 )
 

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/textarmor/textarmor/internal/testdata"
+	"github.com/textarmor/textarmor/internal/realdata"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -14,7 +14,7 @@ import (
 // newlines; two files lack a final one), and SimLex-999 (CRLF, a header)
 // scores all its pairs.
 func TestRealConstraints(t *testing.T) {
-	dir := filepath.Join(testdata.Dir(t), "counter-fitting-constraints")
+	dir := filepath.Join(realdata.Dir(t), "counter-fitting-constraints")
 	for name, lines := range map[string]int{"ppdb_synonyms.txt": 53809, "ppdb_antonyms.txt": 638, "wordnet_antonyms.txt": 12574} {
 		ps, err := ReadPairs(filepath.Join(dir, name))
 		if err != nil {

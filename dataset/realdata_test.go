@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/textarmor/textarmor/internal/testdata"
+	"github.com/textarmor/textarmor/internal/realdata"
 	"github.com/textarmor/textarmor/text"
 )
 
-func dataDir(t *testing.T) string { return testdata.Dir(t) }
+func dataDir(t *testing.T) string { return realdata.Dir(t) }
 
 func loadReal(t *testing.T, name string) *Dataset {
 	t.Helper()
@@ -242,7 +242,7 @@ func TestRealIMDB(t *testing.T) {
 // BenchmarkLoadIMDB times reading the 50,000 reviews and joining Jia et
 // al.'s split lists (the cost every IMDB command pays before it starts).
 func BenchmarkLoadIMDB(b *testing.B) {
-	dir := testdata.Dir(b)
+	dir := realdata.Dir(b)
 	for b.Loop() {
 		if _, err := Load("imdb", dir); err != nil {
 			b.Fatal(err)

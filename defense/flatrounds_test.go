@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
-	"github.com/textarmor/textarmor/synth"
 	"github.com/textarmor/textarmor/text"
 	"github.com/textarmor/textarmor/train"
 )

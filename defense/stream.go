@@ -3,7 +3,7 @@ package defense
 import (
 	"math/rand"
 
-	"github.com/textarmor/textarmor/seeded"
+	"github.com/textarmor/textarmor/internal/seeded"
 )
 
 // stream is an objective's own random stream, seeded on first use and

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
-	"github.com/textarmor/textarmor/synth"
 	"github.com/textarmor/textarmor/text"
 	"github.com/textarmor/textarmor/train"
 )

@@ -6,10 +6,10 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/textarmor/textarmor/internal/testdata"
+	"github.com/textarmor/textarmor/internal/realdata"
 )
 
-func dataDir(t testing.TB) string { return testdata.Dir(t) }
+func dataDir(t testing.TB) string { return realdata.Dir(t) }
 
 // realFile returns a file under shared/data, skipping when it is missing.
 func realFile(t testing.TB, rel string) string {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/dataset"
-	"github.com/textarmor/textarmor/internal/testdata"
+	"github.com/textarmor/textarmor/internal/realdata"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/senteval"
 )
@@ -18,7 +18,7 @@ import (
 // miniLM returns the shared all-MiniLM-L6-v2 folder, or skips.
 func miniLM(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(testdata.Dir(t), "models", "all-MiniLM-L6-v2")
+	dir := filepath.Join(realdata.Dir(t), "models", "all-MiniLM-L6-v2")
 	if _, err := os.Stat(filepath.Join(dir, "reference-outputs.json")); err != nil {
 		t.Skipf("shared checkpoint missing: %v", err)
 	}
@@ -123,7 +123,7 @@ func TestImportMatchesReference(t *testing.T) {
 // the published STS-B test Spearman, 82.03 (±0.1).
 func TestImportedSTSB(t *testing.T) {
 	dir := miniLM(t)
-	pairs, err := dataset.LoadSTSB(testdata.Dir(t), "test")
+	pairs, err := dataset.LoadSTSB(realdata.Dir(t), "test")
 	if err != nil {
 		t.Fatal(err)
 	}

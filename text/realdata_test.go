@@ -9,10 +9,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/textarmor/textarmor/internal/testdata"
+	"github.com/textarmor/textarmor/internal/realdata"
 )
 
-func dataDir(t *testing.T) string { return testdata.Dir(t) }
+func dataDir(t *testing.T) string { return realdata.Dir(t) }
 
 func readLines(t *testing.T, path string) []string {
 	t.Helper()

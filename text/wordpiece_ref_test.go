@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/textarmor/textarmor/internal/testdata"
+	"github.com/textarmor/textarmor/internal/realdata"
 )
 
 // miniLMDir returns the all-MiniLM-L6-v2 folder of shared/data (beside the
@@ -16,7 +16,7 @@ import (
 // /work/main; or $TEXTARMOR_DATA), or skips with the reason.
 func miniLMDir(t testing.TB) string {
 	t.Helper()
-	dir := filepath.Join(testdata.Dir(t), "models", "all-MiniLM-L6-v2")
+	dir := filepath.Join(realdata.Dir(t), "models", "all-MiniLM-L6-v2")
 	if _, err := os.Stat(filepath.Join(dir, "reference-outputs.json")); err != nil {
 		t.Skipf("reference tokenizer data missing: %v", err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/textarmor/textarmor/progress"
+	"github.com/textarmor/textarmor/internal/progress"
 )
 
 // epochBar shows an epoch's bar with ETA and running loss and accuracy on

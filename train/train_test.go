@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/internal/seeded"
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
-	"github.com/textarmor/textarmor/seeded"
-	"github.com/textarmor/textarmor/synth"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 )

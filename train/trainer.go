@@ -16,10 +16,10 @@ import (
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/internal/seeded"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/optim"
-	"github.com/textarmor/textarmor/seeded"
 	"github.com/textarmor/textarmor/tensor"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/internal/synth"
 )
 
 // writeSynonyms writes the generated task's synonym groups as a

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/internal/synth"
 )
 
 // BenchmarkAttackCLI times 'textarmor attack' end to end (model and

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/attack"
-	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/text"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/attack"
-	"github.com/textarmor/textarmor/progress"
+	"github.com/textarmor/textarmor/internal/progress"
 )
 
 // showFlags are --show and --color: a before/after word diff of every

@@ -17,8 +17,8 @@ import (
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/synth"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )

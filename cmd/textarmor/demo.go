@@ -16,10 +16,10 @@ import (
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
-	"github.com/textarmor/textarmor/synth"
 	"github.com/textarmor/textarmor/text"
 	"github.com/textarmor/textarmor/train"
 )

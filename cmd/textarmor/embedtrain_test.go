@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/text"
 )
 

@@ -12,8 +12,8 @@ import (
 	"unicode"
 
 	"github.com/textarmor/textarmor/explain"
+	"github.com/textarmor/textarmor/internal/progress"
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/progress"
 	"github.com/textarmor/textarmor/text"
 )
 

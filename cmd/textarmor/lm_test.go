@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/textarmor/textarmor/synth"
+	"github.com/textarmor/textarmor/internal/synth"
 )
 
 func TestLMTrainAndAlzantotFilter(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/synth"
 	"github.com/textarmor/textarmor/tensor"
 )
 

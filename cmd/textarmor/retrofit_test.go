@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/synth"
 )
 
 func TestTrainRetrofit(t *testing.T) {

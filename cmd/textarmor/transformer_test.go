@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
-	"github.com/textarmor/textarmor/synth"
 	"github.com/textarmor/textarmor/text"
 )
 

@@ -1,7 +1,7 @@
-// Package testdata locates the real benchmark data for tests that use it.
+// Package realdata locates the real benchmark data for tests that use it.
 // Those tests run in CI, where shared/data sits beside the repository, and
 // skip with the reason elsewhere.
-package testdata
+package realdata
 
 import (
 	"os"
