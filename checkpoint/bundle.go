@@ -326,10 +326,8 @@ func Load(dir string) (*Bundle, error) {
 	}
 
 	for _, name := range slices.Sorted(maps.Keys(tensors)) {
-		for i, v := range tensors[name].Data {
-			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return nil, fmt.Errorf("%s: tensor %q holds %v at index %d: a model with non-finite weights would predict NaN", wpath, name, v, i)
-			}
+		if err := finiteTensor(wpath, name, tensors[name]); err != nil {
+			return nil, err
 		}
 	}
 	var cfg json.RawMessage
@@ -370,4 +368,15 @@ func readVerified(path string, want []byte) (map[string]*tensor.Tensor, map[stri
 		return nil, nil, derr
 	}
 	return tensors, meta, nil
+}
+
+// finiteTensor refuses a tensor holding NaN or an infinity: a model with
+// non-finite weights would predict NaN.
+func finiteTensor(path, name string, t *tensor.Tensor) error {
+	for i, v := range t.Data {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return fmt.Errorf("%s: tensor %q holds %v at index %d: a model with non-finite weights would predict NaN", path, name, v, i)
+		}
+	}
+	return nil
 }

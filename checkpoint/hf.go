@@ -800,8 +800,11 @@ func LoadHF(dir string) (*HFCheckpoint, error) {
 		if err != nil {
 			return nil, err
 		}
-		for n, t := range got {
-			h.Tensors[storedToCanon[n]] = t
+		for _, n := range slices.Sorted(maps.Keys(got)) {
+			if err := finiteTensor(s.path, n, got[n]); err != nil {
+				return nil, err
+			}
+			h.Tensors[storedToCanon[n]] = got[n]
 		}
 	}
 	h.HasPooler, h.HasMLMHead, h.HasClassifier = lay.pooler, lay.mlm, lay.classifier

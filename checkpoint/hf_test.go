@@ -525,6 +525,13 @@ func TestLoadHFErrors(t *testing.T) {
 			W, []string{`"bert.pooler.dense.weight" is missing`}},
 		{"incomplete-mlm-head", nil, append(slices.Clone(goodStored), rawT{mlmBias, "F32", []int{20}, make([]byte, 80)}), nil,
 			W, []string{`"cls.predictions.transform.dense.weight" is missing; tensor "cls.predictions.transform.dense.bias" is missing`, "and 1 more"}},
+		{"non-finite", nil, edit(func(ts []rawT) []rawT {
+			i := find(ts, "bert.encoder.layer.0.attention.output.dense.bias")
+			d := slices.Clone(ts[i].data)
+			binary.LittleEndian.PutUint32(d[8:], math.Float32bits(float32(math.NaN())))
+			ts[i].data = d
+			return ts
+		}), nil, W, []string{`"bert.encoder.layer.0.attention.output.dense.bias" holds NaN at index 2`}},
 		{"classifier-wrong-width", nil, reshape("classifier.weight", 3, 7), nil,
 			W, []string{`"classifier.weight" has shape [3 7], want [3 8]`}},
 		{"kept-I64", nil, edit(func(ts []rawT) []rawT {
