@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/text"
 )
@@ -242,7 +242,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		obj["wall_seconds"] = wall
 		// The binomial standard error of the after-attack accuracy over the
 		// n attacked examples.
-		obj["accuracy_under_attack_se"] = binomialSE(sum.AccuracyUnderAttack, sum.N)
+		obj["accuracy_under_attack_se"] = metrics.BinomialSE(sum.AccuracyUnderAttack, sum.N)
 		if agr != nil {
 			obj["explain"], obj["kendall_tau"], obj["topk_intersection"] = agr, agr.KendallTau, agr.TopK
 			obj["kendall_tau_se"], obj["topk_intersection_se"] = agr.KendallTauSE, agr.TopKSE
@@ -263,7 +263,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 			sum.Mismatched, mismatchedIndices(results))
 	}
 	fmt.Fprintf(stdout, "  original accuracy:      %6.2f%%\n", 100*sum.OriginalAccuracy)
-	fmt.Fprintf(stdout, "  accuracy under attack:  %6.2f%% ± %.2f SE\n", 100*sum.AccuracyUnderAttack, 100*binomialSE(sum.AccuracyUnderAttack, sum.N))
+	fmt.Fprintf(stdout, "  accuracy under attack:  %6.2f%% ± %.2f SE\n", 100*sum.AccuracyUnderAttack, 100*metrics.BinomialSE(sum.AccuracyUnderAttack, sum.N))
 	fmt.Fprintf(stdout, "  attack success rate:    %6.2f%%\n", 100*sum.AttackSuccessRate)
 	fmt.Fprintf(stdout, "  avg perturbed words:    %6.2f%%\n", sum.AvgPerturbedWordPct)
 	fmt.Fprintf(stdout, "  avg words per input:    %6.1f\n", sum.AvgWords)
@@ -378,15 +378,6 @@ func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPat
 		}
 	}
 	return nil
-}
-
-// binomialSE is the standard error √(p(1−p)/n) of a proportion p over n
-// examples (0 for n = 0).
-func binomialSE(p float64, n int) float64 {
-	if n == 0 {
-		return 0
-	}
-	return math.Sqrt(p * (1 - p) / float64(n))
 }
 
 // mismatchedIndices lists the example indices of successes whose written

@@ -262,10 +262,10 @@ func aggregate(scores []pairScore, byGold bool) *Agreement {
 	for _, key := range order {
 		g := groups[key]
 		tiMean += g.ti / float64(g.pairs)
-		tiVar += meanVariance(g.ti, g.ti2, g.pairs)
+		tiVar += metrics.MeanVariance(g.ti, g.ti2, g.pairs)
 		if g.tauOK > 0 {
 			tauMean += g.tau / float64(g.tauOK)
-			tauVar += meanVariance(g.tau, g.tau2, g.tauOK)
+			tauVar += metrics.MeanVariance(g.tau, g.tau2, g.tauOK)
 			tauGroups++
 		}
 	}
@@ -278,17 +278,6 @@ func aggregate(scores []pairScore, byGold bool) *Agreement {
 		a.KendallTauSE = math.Sqrt(tauVar) / float64(tauGroups)
 	}
 	return a
-}
-
-// meanVariance is the squared standard error of a mean of n values from
-// their sum and sum of squares (sample variance / n; 0 for n < 2).
-func meanVariance(sum, sumSq float64, n int) float64 {
-	if n < 2 {
-		return 0
-	}
-	f := float64(n)
-	v := (sumSq - sum*sum/f) / (f - 1)
-	return max(v, 0) / f
 }
 
 func (e *explainFlags) attributions(m *model.Model, ids []int32, seed int64, classes []int) ([][]float64, error) {

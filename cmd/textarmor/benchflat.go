@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/explain"
+	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -605,36 +607,11 @@ func pairedAA(flat, other map[int]bool, nFLAT, nOther int) string {
 	if nFLAT != nOther {
 		return ""
 	}
-	diff, se, ok := pairedOnFirst(flat, other, nFLAT)
+	p, ok := metrics.PairedOnFirst(flat, other, nFLAT)
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*diff, 100*se, nFLAT)
-}
-
-// pairedOnFirst is AA(a) − AA(b) with its paired SE over the test examples
-// 0..n-1, from keptByIndex maps that may hold more; ok is false unless both
-// hold every one of them.
-func pairedOnFirst(a, b map[int]bool, n int) (diff, se float64, ok bool) {
-	if n == 0 {
-		return 0, 0, false
-	}
-	own := func(kept map[int]bool) map[int]bool {
-		m := make(map[int]bool, n)
-		for i, k := range kept {
-			if i < n {
-				m[i] = k
-			}
-		}
-		return m
-	}
-	// Both maps hold only indices below n, so a shared count of n means
-	// both hold every one of them.
-	shared, accA, accB, se := pairedDifference(own(a), own(b))
-	if shared != n {
-		return 0, 0, false
-	}
-	return accA - accB, se, true
+	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*p.Diff, 100*p.SE, nFLAT)
 }
 
 // writeTable writes table.md and table.json from the summaries present
@@ -700,7 +677,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 				return err
 			} else if ok {
 				vals[key{r, "aa/" + a}] = 100 * c.AfterAttack
-				vals[key{r, "aa_se/" + a}] = 100 * binomialSE(c.AfterAttack, c.N)
+				vals[key{r, "aa_se/" + a}] = 100 * metrics.BinomialSE(c.AfterAttack, c.N)
 				vals[key{r, "n/" + a}] = float64(c.N)
 				aa = fmt.Sprintf(" %.1f%s |", 100*c.AfterAttack, paperNote(ig, 0, "%.2f"))
 			}
@@ -946,7 +923,7 @@ func (ft *flatTable) roundsSection() (string, error) {
 				}
 				attacked = true
 				sa.cells[r] = fmt.Sprintf("%.1f", 100*c.OriginalAccuracy) // the same examples for every attack
-				aa.cells[r] = fmt.Sprintf("%.1f ± %.1f", 100*c.AfterAttack, 100*binomialSE(c.AfterAttack, c.N))
+				aa.cells[r] = fmt.Sprintf("%.1f ± %.1f", 100*c.AfterAttack, 100*metrics.BinomialSE(c.AfterAttack, c.N))
 				if tr.BestRound != nil && *tr.BestRound == r {
 					aa.cells[r] += " *"
 				}
@@ -956,8 +933,8 @@ func (ft *flatTable) roundsSection() (string, error) {
 				}
 				roundKept[row+"/"+name], roundN[row+"/"+name] = kept, c.N
 				if base != nil && baseN == c.N {
-					if d, se, ok := pairedOnFirst(kept, base, c.N); ok {
-						vsBase.cells[r] = fmt.Sprintf("%+.1f ± %.1f", 100*d, 100*se)
+					if p, ok := metrics.PairedOnFirst(kept, base, c.N); ok {
+						vsBase.cells[r] = fmt.Sprintf("%+.1f ± %.1f", 100*p.Diff, 100*p.SE)
 					}
 				}
 			}
@@ -984,8 +961,8 @@ func (ft *flatTable) roundsSection() (string, error) {
 			if !okF || !okO || roundN["flat/"+name] != roundN["adv/"+name] {
 				continue
 			}
-			if d, se, ok := pairedOnFirst(f, o, roundN["flat/"+name]); ok {
-				l.cells[r] = fmt.Sprintf("%+.1f ± %.1f", 100*d, 100*se)
+			if p, ok := metrics.PairedOnFirst(f, o, roundN["flat/"+name]); ok {
+				l.cells[r] = fmt.Sprintf("%+.1f ± %.1f", 100*p.Diff, 100*p.SE)
 			}
 		}
 		if len(l.cells) > 0 {
@@ -1017,19 +994,19 @@ func (ft *flatTable) roundsSection() (string, error) {
 // most words leave FLAT close to its unmasked encoder, which is worth
 // knowing before reading its robustness (on long texts the spec's per-token
 // mean of the entropy term is much weaker than the paper's sum).
-func flatMaskLine(dir string) (string, phiStats, error) {
+func flatMaskLine(dir string) (string, explain.PhiStats, error) {
 	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return "", phiStats{}, nil
+		return "", explain.PhiStats{}, nil
 	}
 	m, err := model.Load(dir)
 	if err != nil {
-		return "", phiStats{}, err
+		return "", explain.PhiStats{}, err
 	}
 	phi := m.Net.WordImportance()
 	if phi == nil {
-		return "", phiStats{}, fmt.Errorf("%s: the FLAT row's model has no word mask", dir)
+		return "", explain.PhiStats{}, fmt.Errorf("%s: the FLAT row's model has no word mask", dir)
 	}
-	ps := phiSummary(phi)
+	ps := explain.SummarizePhi(phi)
 	line := fmt.Sprintf("FLAT word masks (inference φ over %d vocabulary words): median %.3f; %.1f %% above 0.9, %.1f %% below 0.1, %.1f %% within (0.4, 0.6).",
 		len(phi)-2, ps.Median, 100*ps.ShareAbove09, 100*ps.ShareBelow01, 100*ps.Share04to06)
 	if ps.ShareAbove09 > 0.5 {

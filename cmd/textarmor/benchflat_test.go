@@ -12,6 +12,8 @@ import (
 
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/explain"
+	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -114,7 +116,7 @@ func TestBenchFLATTable(t *testing.T) {
 	}
 	// The table reports that model's masks: φ over its vocabulary.
 	phi := fm.Net.WordImportance()
-	ps := phiSummary(phi)
+	ps := explain.SummarizePhi(phi)
 	masks := fmt.Sprintf("FLAT word masks (inference φ over %d vocabulary words): median %.3f; %.1f %% above 0.9, %.1f %% below 0.1, %.1f %% within (0.4, 0.6).",
 		len(fm.Vocab.Words())-2, ps.Median, 100*ps.ShareAbove09, 100*ps.ShareBelow01, 100*ps.Share04to06)
 	if !strings.Contains(stdout, masks) || v["flat/phi_median"] != ps.Median || ps.Median <= 0 {
@@ -371,7 +373,7 @@ func TestBenchFLATTableByRound(t *testing.T) {
 				t.Errorf("selected round %d: SA/AA %v/%v, the row's %v/%v", r, c.OriginalAccuracy, c.AfterAttack, row.OriginalAccuracy, row.AfterAttack)
 			}
 		}
-		want += fmt.Sprintf(" %.1f ± %.1f%s |", 100*c.AfterAttack, 100*binomialSE(c.AfterAttack, c.N), mark)
+		want += fmt.Sprintf(" %.1f ± %.1f%s |", 100*c.AfterAttack, 100*metrics.BinomialSE(c.AfterAttack, c.N), mark)
 		dev += fmt.Sprintf(" %.2f |", 100*rec.Config.Training.RoundStats[r-1].BestDevAcc)
 		sa += fmt.Sprintf(" %.1f |", 100*c.OriginalAccuracy)
 	}
@@ -445,10 +447,14 @@ func pairedByHand(t *testing.T, a, b string) (diff, se float64) {
 			xs = append(xs, x-y)
 		}
 	}
-	var mean, sq float64
+	// The SE of a mean: sample standard deviation (n − 1) over √n.
+	n := float64(len(xs))
+	var mean, ss float64
 	for _, x := range xs {
-		mean += x / float64(len(xs))
-		sq += x * x / float64(len(xs))
+		mean += x / n
 	}
-	return mean, math.Sqrt((sq - mean*mean) / float64(len(xs)))
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return mean, math.Sqrt(ss / (n - 1) / n)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
@@ -848,38 +849,6 @@ func (tb *ftmlTable) keptByCell(cells []tableCell) (map[[2]string]map[int]bool, 
 	return kept, nil
 }
 
-// pairedDifference compares two attack cells on the examples both
-// attacked: each one's after-attack accuracy there and the standard error
-// of the mean per-example difference. Pairing cancels what the examples
-// share (how hard each review is), so the SE is usually smaller than two
-// independent samples' and stays honest when one cell covers more.
-func pairedDifference(a, b map[int]bool) (n int, accA, accB, se float64) {
-	var sum, sumSq float64
-	for i, ka := range a {
-		kb, ok := b[i]
-		if !ok {
-			continue
-		}
-		n++
-		d := 0.0
-		if ka {
-			accA++
-			d++
-		}
-		if kb {
-			accB++
-			d--
-		}
-		sum += d
-		sumSq += d * d
-	}
-	if n == 0 {
-		return 0, 0, 0, 0
-	}
-	mean := sum / float64(n)
-	return n, accA / float64(n), accB / float64(n), math.Sqrt(max(sumSq/float64(n)-mean*mean, 0) / float64(n))
-}
-
 // ftmlChecks states the Table 1 targets (spec check 11) on the
 // cells present: FTML keeps ≥ 70 % under PWWS, GA and PSO, loses at most
 // 3.5 points of clean accuracy to standard training, and is at least as
@@ -902,8 +871,8 @@ func ftmlChecks(cells []tableCell, atks []string, kept map[[2]string]map[int]boo
 	// versus compares FTML with defense d under attack a.
 	versus := func(a, d string) string {
 		f, o := [2]string{"ftml", a}, [2]string{d, a}
-		if n, af, ao, se := pairedDifference(kept[f], kept[o]); n > 0 {
-			af, ao, se = 100*af, 100*ao, 100*se
+		if p := metrics.PairedAccuracy(kept[f], kept[o]); p.N > 0 {
+			n, af, ao, se := p.N, 100*p.A, 100*p.B, 100*p.SE
 			if n == size[f] && n == size[o] {
 				return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f (paired difference %+.1f ± %.1f SE over %d): %s", a, af, d, ao, af-ao, se, n, verdict[af >= ao])
 			}
@@ -912,7 +881,7 @@ func ftmlChecks(cells []tableCell, atks []string, kept map[[2]string]map[int]boo
 		}
 		noise := ""
 		if size[f] > 0 && size[o] > 0 {
-			se := math.Hypot(binomialSE(acc[f]/100, size[f]), binomialSE(acc[o]/100, size[o]))
+			se := math.Hypot(metrics.BinomialSE(acc[f]/100, size[f]), metrics.BinomialSE(acc[o]/100, size[o]))
 			noise = fmt.Sprintf(" (difference %+.1f ± %.1f SE)", acc[f]-acc[o], 100*se)
 		}
 		return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f%s: %s", a, acc[f], d, acc[o], noise, verdict[acc[f] >= acc[o]])

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+
+	"github.com/textarmor/textarmor/metrics"
 )
 
 // runBenchPaired compares two attack result files of the same test
@@ -31,7 +33,8 @@ func runBenchPaired(args []string, stdout, stderr io.Writer) error {
 		}
 		kept[i] = k
 	}
-	n, accA, accB, se := pairedDifference(kept[0], kept[1])
+	p := metrics.PairedAccuracy(kept[0], kept[1])
+	n, accA, accB, se := p.N, p.A, p.B, p.SE
 	if n == 0 {
 		return fmt.Errorf("bench paired: %s and %s share no test example index", fs.Arg(0), fs.Arg(1))
 	}

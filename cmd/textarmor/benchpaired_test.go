@@ -27,8 +27,8 @@ func writeResults(t *testing.T, path string, types ...attack.ResultType) {
 }
 
 // A keeps 3 of the 4 shared examples, B 2: AA 75 and 50, per-example
-// differences 0, +1, +1, −1, so the mean is 0.25 and the paired SE
-// √((0.75 − 0.25²)/4).
+// differences 0, +1, +1, −1, so the mean is 0.25 and the paired SE, the
+// sample standard deviation over √n, √((3 − 4·0.25²)/3/4).
 func TestBenchPaired(t *testing.T) {
 	dir := t.TempDir()
 	a, b := filepath.Join(dir, "a.csv"), filepath.Join(dir, "b.csv")
@@ -42,7 +42,7 @@ func TestBenchPaired(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
 		t.Fatal(err)
 	}
-	wantSE := 100 * math.Sqrt((0.75-0.0625)/4)
+	wantSE := 100 * math.Sqrt((3-4*0.0625)/3/4)
 	for k, want := range map[string]float64{"shared": 4, "only_a": 0, "only_b": 1, "aa_a": 75, "aa_b": 50, "difference": 25, "difference_se": wantSE} {
 		if v, _ := m[k].(float64); math.Abs(v-want) > 1e-9 {
 			t.Errorf("%s = %v, want %v", k, m[k], want)
