@@ -146,3 +146,31 @@ func TestOlderResultsFileRefused(t *testing.T) {
 		t.Fatalf("older file: %v", err)
 	}
 }
+
+// TestRecipeNeeds: each recipe declares the resources it reads, so a
+// caller loads those and no others.
+func TestRecipeNeeds(t *testing.T) {
+	cases := []struct {
+		recipe, protocol string
+		want             Needs
+	}{
+		{"pwws", ProtocolPaper, Needs{WordNet: true, OOV: true}},
+		{"pwws", ProtocolFTML, Needs{Synonyms: true}},
+		{"textfooler", ProtocolFLAT, Needs{Synonyms: true, Nearest: true, Tagger: true, OOV: true}},
+		{"ga", ProtocolPaper, Needs{Synonyms: true, Nearest: true, LM: true, OOV: true}},
+		{"alzantot", ProtocolFTML, Needs{Synonyms: true}},
+		{"pso", ProtocolFTML, Needs{Synonyms: true}},
+		{"iga", ProtocolFLAT, Needs{Synonyms: true, Nearest: true, OOV: true}},
+		{"hla", ProtocolFTML, Needs{Synonyms: true, Encoder: true}},
+		{"hla", ProtocolPaper, Needs{Synonyms: true, Nearest: true, Encoder: true, OOV: true}},
+	}
+	for _, c := range cases {
+		rc, err := LookupRecipe(c.recipe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := rc.Needs(c.protocol); got != c.want {
+			t.Errorf("%s under %q needs %+v, want %+v", c.recipe, c.protocol, got, c.want)
+		}
+	}
+}

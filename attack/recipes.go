@@ -59,6 +59,40 @@ type Recipe struct {
 	Aliases []string
 	Summary string
 	build   func(protocol string, r Resources) (*Configured, error)
+	needs   func(protocol string, n *Needs) // adjusts the defaults of Needs
+}
+
+// Needs says which Resources a recipe reads under a protocol, so a caller
+// loads those and no others.
+type Needs struct {
+	// Synonyms: the counter-fitted neighbour sets, unless Nearest
+	// substitutes are given instead.
+	Synonyms bool
+	// WordNet: WordNet synonyms (PWWS outside the FTML protocol).
+	WordNet bool
+	// Nearest: the recipe takes its substitutes from word vectors when
+	// they are given (Resources.Nearest), else from Synonyms.
+	Nearest bool
+	// Tagger: a POS tagger (TextFooler's POS constraint).
+	Tagger bool
+	// Encoder: a sentence encoder for HLA's similarity (word vectors, or
+	// the model's own embedding table when none are given).
+	Encoder bool
+	// LM: the recipe can use a language model (Alzantot's GA, not under
+	// the FTML protocol).
+	LM bool
+	// OOV: substitutes outside the model vocabulary reach it (as UNK), so
+	// tables over words must cover them too (every protocol but FTML).
+	OOV bool
+}
+
+// Needs reports what the recipe reads under protocol.
+func (rc Recipe) Needs(protocol string) Needs {
+	n := Needs{Synonyms: true, OOV: protocol != ProtocolFTML}
+	if rc.needs != nil {
+		rc.needs(protocol, &n)
+	}
+	return n
 }
 
 // Build composes the attack for a protocol.
@@ -87,13 +121,22 @@ func (rc Recipe) Build(protocol string, r Resources) (*Configured, error) {
 
 // Recipes lists the available recipes, sorted by name.
 func Recipes() []Recipe {
+	nearest := func(protocol string, n *Needs) { n.Nearest = protocol != ProtocolFTML }
 	rs := []Recipe{
-		{Name: "pwws", Summary: "PWWS (Ren et al. 2019): greedy by softmax(UNK saliency) × best-swap score (TextAttack; gain under --protocol ftml)", build: buildPWWS},
-		{Name: "textfooler", Summary: "TextFooler (Jin et al. 2020): greedy by deletion importance over counter-fitted neighbours", build: buildTextFooler},
-		{Name: "ga", Aliases: []string{"genetic", "alzantot"}, Summary: "genetic algorithm (Alzantot et al. 2018)", build: buildGA},
-		{Name: "pso", Summary: "particle swarm optimisation (Zang et al. 2020)", build: buildPSO},
-		{Name: "hla", Summary: "hard-label attack (Maheshwary et al. 2021): random init, search-space reduction, genetic optimisation on labels only", build: buildHLA},
-		{Name: "iga", Aliases: []string{"improved-genetic"}, Summary: "improved genetic algorithm (Wang, Jin & He 2019)", build: buildIGA},
+		{Name: "pwws", Summary: "PWWS (Ren et al. 2019): greedy by softmax(UNK saliency) × best-swap score (TextAttack; gain under --protocol ftml)", build: buildPWWS,
+			needs: func(protocol string, n *Needs) {
+				if protocol != ProtocolFTML {
+					n.Synonyms, n.WordNet = false, true
+				}
+			}},
+		{Name: "textfooler", Summary: "TextFooler (Jin et al. 2020): greedy by deletion importance over counter-fitted neighbours", build: buildTextFooler,
+			needs: func(protocol string, n *Needs) { nearest(protocol, n); n.Tagger = true }},
+		{Name: "ga", Aliases: []string{"genetic", "alzantot"}, Summary: "genetic algorithm (Alzantot et al. 2018)", build: buildGA,
+			needs: func(protocol string, n *Needs) { nearest(protocol, n); n.LM = protocol != ProtocolFTML }},
+		{Name: "pso", Summary: "particle swarm optimisation (Zang et al. 2020)", build: buildPSO, needs: nearest},
+		{Name: "hla", Summary: "hard-label attack (Maheshwary et al. 2021): random init, search-space reduction, genetic optimisation on labels only", build: buildHLA,
+			needs: func(protocol string, n *Needs) { nearest(protocol, n); n.Encoder = true }},
+		{Name: "iga", Aliases: []string{"improved-genetic"}, Summary: "improved genetic algorithm (Wang, Jin & He 2019)", build: buildIGA, needs: nearest},
 	}
 	sort.Slice(rs, func(a, b int) bool { return rs[a].Name < rs[b].Name })
 	return rs

@@ -309,29 +309,16 @@ func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.W
 	return ex, ds.Name, nil
 }
 
-// extraNeeds says which optional resources an attack uses besides word
-// vectors: nearest-neighbour substitutes from them, the POS tagger, and the
-// similarity of HLA (the model's embedding table when no vectors are given).
-// oov says that substitutes outside the model vocabulary may reach it (as
-// UNK: every protocol but ftml), so the vector tables must cover them too.
-type extraNeeds struct{ nearest, tagger, hla, oov bool }
-
-// recipeNeeds are a recipe's extras under a protocol.
-func recipeNeeds(recipe, protocol string) extraNeeds {
-	return extraNeeds{nearest: usesNearest(recipe, protocol), tagger: recipe == "textfooler", hla: recipe == "hla",
-		oov: protocol != attack.ProtocolFTML}
-}
-
 // attackExtras adds the optional resources: word vectors (embedding distance,
-// the mean-vector stand-in for USE and, when need.nearest, the
+// the mean-vector stand-in for USE and, when need.Nearest, the
 // nearest-neighbour substitutes, over the model vocabulary and, when
-// need.oov, the first nf.vocab other words of the file), the model's
+// need.OOV, the first nf.vocab other words of the file), the model's
 // embedding table as the HLA similarity when no vectors are given, and the
 // WordNet lexicon POS tagger.
-func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPath, wnDir string, nf nearestFlags, cacheDir string, stderr io.Writer) error {
+func attackExtras(res *attack.Resources, need attack.Needs, m *model.Model, vecPath, wnDir string, nf nearestFlags, cacheDir string, stderr io.Writer) error {
 	if vecPath != "" {
 		v := m.Vocab
-		if need.oov {
+		if need.OOV {
 			// Substitutes the model lacks (TextAttack's candidates from the
 			// whole vectors file, or neighbour-set words) need vectors for
 			// the embedding-distance and sentence-similarity checks.
@@ -353,7 +340,7 @@ func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPat
 		if modelFound == 0 {
 			return fmt.Errorf("--vectors %s: none of the model's %d words has a vector there (another language or tokenization?)", vecPath, m.Vocab.Len()-2)
 		}
-		if need.nearest {
+		if need.Nearest {
 			if res.Nearest, err = buildNearest(vs, v, m.Vocab.Len(), filepath.Base(vecPath), nf, cacheDir, stderr); err != nil {
 				return err
 			}
@@ -361,7 +348,7 @@ func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPat
 		tab := attack.TableFromVectors(filepath.Base(vecPath), v, vs)
 		res.Distance = attack.CosineDistance{Table: tab}
 		res.Encoder = attack.MeanVectorEncoder{Table: tab}
-	} else if need.hla {
+	} else if need.Encoder {
 		if m.Pieces != nil {
 			return usageError{fmt.Errorf("hla on a transformer needs --vectors (its embedding table holds word pieces, not words)")}
 		}
@@ -369,7 +356,7 @@ func attackExtras(res *attack.Resources, need extraNeeds, m *model.Model, vecPat
 		res.Encoder = attack.MeanVectorEncoder{Table: &attack.VectorTable{Label: "model embedding table",
 			Vocab: m.Vocab, Dim: w.Shape[1], Data: w.Data}}
 	}
-	if need.tagger {
+	if need.Tagger {
 		wn, err := lexicon.OpenWordNet(wnDir)
 		if err != nil {
 			fmt.Fprintf(stderr, "no WordNet (%v): part-of-speech constraint omitted\n", err)

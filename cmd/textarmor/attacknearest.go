@@ -74,16 +74,6 @@ func (nf *nearestFlags) numbers() []numRule {
 	}
 }
 
-// usesNearest reports whether a recipe under a protocol takes its
-// substitutes from --vectors when they are given.
-func usesNearest(recipe, protocol string) bool {
-	switch recipe {
-	case "textfooler", "ga", "pso", "iga", "hla":
-		return protocol != attack.ProtocolFTML
-	}
-	return false
-}
-
 // nearestKey names everything the table depends on: the vocabulary, how
 // many of its words are queries, the vectors read for it, k and the
 // threshold.

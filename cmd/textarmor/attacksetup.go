@@ -34,13 +34,14 @@ type attackInputs struct {
 func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInputs, stderr io.Writer) (*attack.Configured, error) {
 	var res attack.Resources
 	res.QueryBudget = in.budget
-	if err := attackExtras(&res, recipeNeeds(rc.Name, protocol), m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
+	need := rc.Needs(protocol)
+	if err := attackExtras(&res, need, m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
 		return nil, err
 	}
 	if in.lmPath != "" {
 		// Only Alzantot's GA has a language model, and the FTML protocol
 		// runs it without one (ftml.md §9).
-		if rc.Name != "ga" || protocol == attack.ProtocolFTML {
+		if !need.LM {
 			return nil, usageError{fmt.Errorf("--lm is used only by --recipe ga (alzantot) without --protocol ftml")}
 		}
 		lm, err := langmodel.Load(in.lmPath)
@@ -51,11 +52,11 @@ func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInp
 	}
 	var err error
 	switch {
-	case res.Nearest == nil && (rc.Name != "pwws" || protocol == attack.ProtocolFTML):
+	case res.Nearest == nil && need.Synonyms:
 		if res.Synonyms, err = attackSynonyms(in, protocol, m); err != nil {
 			return nil, err
 		}
-	case rc.Name == "pwws":
+	case need.WordNet:
 		wn, err := lexicon.OpenWordNet(in.wnDir)
 		if err != nil {
 			return nil, fmt.Errorf("pwws needs WordNet: %w (give --wordnet DIR, or use --protocol ftml)", err)
@@ -112,9 +113,9 @@ func partsUseLM(p attack.Parts) bool {
 // and HLA; the tagger for pos; the language model for lm-top.
 func partResources(p attack.Parts, protocol string, m *model.Model, in attackInputs, stderr io.Writer) (attack.Resources, error) {
 	res := attack.Resources{QueryBudget: in.budget}
-	need := extraNeeds{nearest: partName(p.Transformation) == "nearest", hla: partName(p.Search) == "hla",
-		tagger: slices.ContainsFunc(p.Constraints, func(c string) bool { return partName(c) == "pos" }),
-		oov:    protocol != attack.ProtocolFTML}
+	need := attack.Needs{Nearest: partName(p.Transformation) == "nearest", Encoder: partName(p.Search) == "hla",
+		Tagger: slices.ContainsFunc(p.Constraints, func(c string) bool { return partName(c) == "pos" }),
+		OOV:    protocol != attack.ProtocolFTML}
 	if err := attackExtras(&res, need, m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
 		return res, err
 	}

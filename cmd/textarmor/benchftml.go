@@ -627,7 +627,7 @@ func (tb *ftmlTable) attack(m *model.Model, def, recipe string) (tableCell, erro
 		return tableCell{}, err
 	}
 	res := attack.Resources{Synonyms: tb.nb.Restrict(m.Vocab)}
-	if rc.Name == "hla" {
+	if rc.Needs(attack.ProtocolFTML).Encoder {
 		// The USE stand-in: mean word-vector cosine over --vectors, else
 		// over the attacked model's own embedding table.
 		tab := &attack.VectorTable{Label: "model embedding table", Vocab: m.Vocab, Dim: m.Net.Emb.W.Value.Shape[1], Data: m.Net.Emb.W.Value.Data}
@@ -668,7 +668,7 @@ func (tb *ftmlTable) attack(m *model.Model, def, recipe string) (tableCell, erro
 	if quickNote != "" {
 		notes = append(notes, quickNote)
 	}
-	if rc.Name == "hla" {
+	if rc.Needs(attack.ProtocolFTML).Encoder {
 		notes = append(notes, "HLA is a deviation: the Universal Sentence Encoder is replaced by mean word-vector cosine (spec §14 A11)")
 	}
 	// Spec §10: 100·(1 − (n_mis + n_succ)/n) = failed / n.
