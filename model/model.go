@@ -7,10 +7,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand"
+	"path/filepath"
+	"slices"
 
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -92,6 +96,9 @@ func Load(dir string) (*Model, error) {
 	}
 	if len(b.Vocab) != meta.Net.VocabSize {
 		return nil, fmt.Errorf("%s: vocabulary has %d words, the config says %d", dir, len(b.Vocab), meta.Net.VocabSize)
+	}
+	if err := checkMagnitudes(filepath.Join(dir, checkpoint.WeightsFile), b.Tensors); err != nil {
+		return nil, err
 	}
 	// The config's sizes are checked against the weights before the
 	// network is built: an edited embed_dim of 1e9 would allocate until
@@ -254,6 +261,25 @@ func checkPiecesRecord(cfg []byte) error {
 	var o text.WordPieceOptions
 	if err := dec.Decode(&o); err != nil {
 		return fmt.Errorf("wordpiece: %w", err)
+	}
+	return nil
+}
+
+// MaxWeight bounds the magnitude of a model's weights at load. Trained
+// models stay many orders of magnitude below it; a finite weight near
+// float32's limit (a corrupted or hand-made file) overflows the forward
+// pass into infinite logits and NaN probabilities with exit code 0.
+const MaxWeight = 1e6
+
+// checkMagnitudes refuses a weight beyond ±MaxWeight, naming the tensor.
+func checkMagnitudes(path string, ts map[string]*tensor.Tensor) error {
+	for _, name := range slices.Sorted(maps.Keys(ts)) {
+		for i, v := range ts[name].Data {
+			if v > MaxWeight || v < -MaxWeight {
+				return fmt.Errorf("%s: tensor %q holds %g at index %d: no trained model has a weight beyond ±%g (it would overflow the forward pass); the file is corrupted or not a model",
+					path, name, v, i, float64(MaxWeight))
+			}
+		}
 	}
 	return nil
 }

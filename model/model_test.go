@@ -88,3 +88,24 @@ func TestLoadChecksSizesBeforeBuilding(t *testing.T) {
 		t.Errorf("embed_dim 1e9: %v", err)
 	}
 }
+
+// TestLoadRefusesHugeWeights: a finite weight near float32's limit (found
+// by FuzzLoad: -2.9e38 in a CNN filter) overflowed the forward pass and
+// predicted NaN with exit code 0; Load refuses it, naming the tensor.
+func TestLoadRefusesHugeWeights(t *testing.T) {
+	vocab := text.BuildVocab([][]string{{"good", "film"}, {"bad", "film"}}, 1, 0)
+	cfg := nn.DefaultConfig("cnn")
+	cfg.EmbedDim, cfg.Filters = 4, 2
+	m, err := New(Meta{Net: cfg, Tokenizer: "flat", MaxLen: 5, Classes: []string{"neg", "pos"}}, vocab, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Net.Emb.W.Value.Data[5] = -2.9e38
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(dir); err == nil || !strings.Contains(err.Error(), "index 5") || !strings.Contains(err.Error(), "beyond") {
+		t.Fatalf("Load of a model with a weight of -2.9e38: %v", err)
+	}
+}

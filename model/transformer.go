@@ -65,6 +65,9 @@ func ImportHF(dir string, opt ImportOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := checkMagnitudes(filepath.Join(dir, checkpoint.WeightsFile), hf.Tensors); err != nil {
+		return nil, err
+	}
 	wp, err := text.LoadWordPiece(dir)
 	if err != nil {
 		return nil, err
