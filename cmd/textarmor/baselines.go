@@ -24,18 +24,17 @@ type baselineFlags struct {
 	semK                          int
 }
 
-var baselineNames = []string{"sem", "atfl", "ascc", "ibp"}
-
 func (b *baselineFlags) register(fs *flag.FlagSet) {
-	fs.IntVar(&b.semK, "sem-k", 4, "sem: build the clusters from each word's N nearest synonyms (the SEM paper's 4, which the FTML paper's reproduction kept; 0 = all of the table)")
-	fs.IntVar(&b.atflSteps, "atfl-steps", 30, "atfl: N_max, the most FGPM substitutions per text (spec: 30/40/50 by dataset length)")
-	fs.IntVar(&b.asccSteps, "ascc-steps", 10, "ascc: inner maximisation steps")
-	fs.Float64Var(&b.asccLR, "ascc-lr", 10, "ascc: inner Adam learning rate")
-	fs.Float64Var(&b.asccEntropy, "ascc-entropy", 15, "ascc: weight of the entropy (sparsity) penalty")
-	fs.Float64Var(&b.asccBeta, "ascc-beta", 4, "ascc: weight of KL(f(x) || f(adv)) in the loss")
-	fs.Float64Var(&b.ibpKappa, "ibp-kappa", 0.8, "ibp: final weight κ of the worst-case cross-entropy")
-	fs.Float64Var(&b.ibpEps, "ibp-eps", 1, "ibp: final scale ε of the synonym boxes")
-	fs.StringVar(&b.ibpHull, "ibp-hull", "embedding", "ibp: where each word's synonym box is taken: embedding (the spec's box in embedding space) or projected (after the encoder's first linear map, as Jia et al.'s code does; tighter)")
+	def := defense.DefaultSettings()
+	fs.IntVar(&b.semK, "sem-k", def.SEMK, "sem: build the clusters from each word's N nearest synonyms (the SEM paper's 4, which the FTML paper's reproduction kept; 0 = all of the table)")
+	fs.IntVar(&b.atflSteps, "atfl-steps", def.ATFLSteps, "atfl: N_max, the most FGPM substitutions per text (spec: 30/40/50 by dataset length)")
+	fs.IntVar(&b.asccSteps, "ascc-steps", def.ASCCSteps, "ascc: inner maximisation steps")
+	fs.Float64Var(&b.asccLR, "ascc-lr", def.ASCCLR, "ascc: inner Adam learning rate")
+	fs.Float64Var(&b.asccEntropy, "ascc-entropy", def.ASCCEntropy, "ascc: weight of the entropy (sparsity) penalty")
+	fs.Float64Var(&b.asccBeta, "ascc-beta", def.ASCCBeta, "ascc: weight of KL(f(x) || f(adv)) in the loss")
+	fs.Float64Var(&b.ibpKappa, "ibp-kappa", def.IBPKappa, "ibp: final weight κ of the worst-case cross-entropy")
+	fs.Float64Var(&b.ibpEps, "ibp-eps", def.IBPEps, "ibp: final scale ε of the synonym boxes")
+	fs.StringVar(&b.ibpHull, "ibp-hull", string(def.IBPHull), "ibp: where each word's synonym box is taken: embedding (the spec's box in embedding space) or projected (after the encoder's first linear map, as Jia et al.'s code does; tighter)")
 	fs.IntVar(&b.ibpRamp, "ibp-ramp-epochs", -1, "ibp: epochs over which κ and ε ramp up linearly from 0 (-1 = the first 2/3 of --epochs, the reference's 40 of 60)")
 }
 
@@ -54,52 +53,28 @@ func (b *baselineFlags) numbers() []numRule {
 	}
 }
 
-// checkFlag reports a baseline flag given with the wrong defense.
+// checkFlag reports a defense's own flag (by its registry prefix) given
+// with another defense. FTML's flags, which CML shares, are checked by
+// defenseFlags.check.
 func (b *baselineFlags) checkFlag(name, defenseName string) error {
-	for _, p := range baselineNames {
-		if strings.HasPrefix(name, p+"-") && defenseName != p {
-			return usageError{fmt.Errorf("--%s needs --defense %s", name, p)}
+	for _, d := range defense.Defenses() {
+		if p := d.FlagPrefix; p != "" && p != "ftml-" && p != "cml-" && strings.HasPrefix(name, p) && defenseName != d.Name {
+			return usageError{fmt.Errorf("--%s needs --defense %s", name, d.Name)}
 		}
 	}
 	return nil
 }
 
-// objective builds a baseline objective for m.
-func (b *baselineFlags) objective(name string, syn *defense.SynonymTable, k int) (train.Objective, error) {
-	switch name {
-	case "sem":
-		if b.semK < 0 {
-			return nil, usageError{fmt.Errorf("--sem-k %d must not be negative", b.semK)}
-		}
-		return defense.NewSEMNearest(syn, b.semK), nil
-	case "atfl":
-		if b.atflSteps < 0 {
-			return nil, usageError{fmt.Errorf("--atfl-steps %d must not be negative", b.atflSteps)}
-		}
-		a := defense.NewATFL(syn)
-		a.MaxSteps, a.K = b.atflSteps, k
-		return a, nil
-	case "ascc":
-		a := defense.NewASCC(syn)
-		a.K, a.Steps, a.LR, a.EntropyWeight, a.Beta = k, b.asccSteps, b.asccLR, b.asccEntropy, b.asccBeta
-		if a.Steps < 0 || a.LR <= 0 || a.EntropyWeight < 0 || a.Beta < 0 {
-			return nil, usageError{fmt.Errorf("ascc: steps %d, lr %g, entropy %g, beta %g out of range", a.Steps, a.LR, a.EntropyWeight, a.Beta)}
-		}
-		return a, nil
-	case "ibp":
-		p := defense.NewIBP(syn)
-		p.K, p.KappaMax, p.EpsMax = k, b.ibpKappa, b.ibpEps
-		if p.KappaMax < 0 || p.KappaMax > 1 || p.EpsMax < 0 {
-			return nil, usageError{fmt.Errorf("ibp: kappa %g must be in [0, 1], eps %g non-negative", p.KappaMax, p.EpsMax)}
-		}
-		h, err := defense.ParseHull(b.ibpHull)
-		if err != nil {
-			return nil, usageError{fmt.Errorf("--ibp-hull: %v", err)}
-		}
-		p.Hull = h
-		return p, nil
+// fill copies the baseline flags into the defense settings.
+func (b *baselineFlags) fill(s *defense.Settings) error {
+	h, err := defense.ParseHull(b.ibpHull)
+	if err != nil {
+		return usageError{fmt.Errorf("--ibp-hull: %v", err)}
 	}
-	return nil, usageError{fmt.Errorf("unknown defense %q", name)}
+	s.SEMK, s.ATFLSteps = b.semK, b.atflSteps
+	s.ASCCSteps, s.ASCCLR, s.ASCCEntropy, s.ASCCBeta = b.asccSteps, b.asccLR, b.asccEntropy, b.asccBeta
+	s.IBPKappa, s.IBPEps, s.IBPHull = b.ibpKappa, b.ibpEps, h
+	return nil
 }
 
 // setupRun finishes what needs the data and options: the IBP ramp length in

@@ -414,15 +414,16 @@ type defenseFlags struct {
 }
 
 func (d *defenseFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&d.name, "defense", "standard", "training objective: standard, ftml, cml, sem, atfl, ascc, ibp, flat (FLAT word masks with attack rounds) or adv (attack rounds, cross-entropy)")
+	def := defense.DefaultSettings()
+	fs.StringVar(&d.name, "defense", "standard", "training objective: "+defenseList())
 	fs.StringVar(&d.synonyms, "synonyms", "", "ftml/cml (and --group-mask): synonym neighbour table (JSON word -> [neighbours]; default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
-	fs.Float64Var(&d.beta, "ftml-beta", 1, "ftml/cml: weight β of the metric term")
-	fs.Float64Var(&d.alpha, "ftml-alpha", 0, "ftml/cml: margin α (0 = 0.7·α0, α0 the mean word distance of the initial table)")
-	fs.IntVar(&d.k, "ftml-k", 8, "ftml/cml: synonyms per word and negatives per batch")
+	fs.Float64Var(&d.beta, "ftml-beta", def.Beta, "ftml/cml: weight β of the metric term")
+	fs.Float64Var(&d.alpha, "ftml-alpha", def.Alpha, "ftml/cml: margin α (0 = 0.7·α0, α0 the mean word distance of the initial table)")
+	fs.IntVar(&d.k, "ftml-k", def.K, "ftml/cml: synonyms per word and negatives per batch")
 	fs.StringVar(&d.norm, "ftml-norm", "2", "ftml/cml: distance norm p: 1, 2 or inf")
-	fs.BoolVar(&d.squared, "ftml-squared", false, "ftml/cml: squared Euclidean distance in the loss (p = 2; the spec uses the plain norm)")
-	fs.BoolVar(&d.ceUpdates, "ftml-ce-updates-embedding", false, "ftml/cml: let cross-entropy train the embedding table too (spec: it does not)")
-	fs.Float64Var(&d.tau, "cml-tau", 20, "cml: temperature τ")
+	fs.BoolVar(&d.squared, "ftml-squared", def.Squared, "ftml/cml: squared Euclidean distance in the loss (p = 2; the spec uses the plain norm)")
+	fs.BoolVar(&d.ceUpdates, "ftml-ce-updates-embedding", def.CEUpdatesEmbedding, "ftml/cml: let cross-entropy train the embedding table too (spec: it does not)")
+	fs.Float64Var(&d.tau, "cml-tau", def.CMLTau, "cml: temperature τ")
 	d.bl.register(fs)
 	d.fl.register(fs)
 	d.gm.register(fs)
@@ -430,10 +431,8 @@ func (d *defenseFlags) register(fs *flag.FlagSet) {
 
 // check rejects defense flags given with a defense that does not use them.
 func (d *defenseFlags) check(fs *flag.FlagSet) error {
-	switch d.name {
-	case "standard", "ftml", "cml", "sem", "atfl", "ascc", "ibp", "flat", "adv":
-	default:
-		return usageError{fmt.Errorf("--defense %q: valid are standard, ftml, cml, sem, atfl, ascc, ibp, flat, adv", d.name)}
+	if _, err := defense.Lookup(d.name); err != nil {
+		return usageError{fmt.Errorf("--defense: %v", err)}
 	}
 	var err error
 	synonymsSet := false
@@ -552,8 +551,13 @@ func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Write
 	if err != nil {
 		return nil, err
 	}
-	if d.k < 1 {
-		return nil, usageError{fmt.Errorf("--ftml-k %d must be positive", d.k)}
+	s := defense.DefaultSettings()
+	s.K, s.Norm, s.Squared, s.Alpha, s.Beta, s.CEUpdatesEmbedding, s.CMLTau = d.k, p, d.squared, d.alpha, d.beta, d.ceUpdates, d.tau
+	if err := d.bl.fill(&s); err != nil {
+		return nil, err
+	}
+	if err := s.Validate(); err != nil {
+		return nil, usageError{err}
 	}
 	syn, path, err := loadSynonyms(d.synonyms, dataDir, m.Vocab, d.k)
 	if err != nil {
@@ -562,29 +566,35 @@ func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Write
 	with, total := syn.Coverage()
 	fmt.Fprintf(stderr, "synonyms: %d of %d vocabulary words (%.1f%%) have synonyms in %s\n",
 		with, total, 100*float64(with)/float64(max(total, 1)), path)
-	if d.name != "ftml" && d.name != "cml" {
-		return d.bl.objective(d.name, syn, d.k)
-	}
-	cfg := defense.DefaultConfig(syn)
-	cfg.K, cfg.P, cfg.Squared, cfg.Alpha, cfg.Beta, cfg.CEUpdatesEmbedding = d.k, p, d.squared, d.alpha, d.beta, d.ceUpdates
-	if err := cfg.Validate(); err != nil {
+	obj, err := defense.NewObjective(d.name, s, syn, m.Net.Emb.W.Value)
+	if err != nil {
 		return nil, usageError{err}
 	}
-	cfg.InitAlpha(m.Net.Emb.W.Value)
-	if cfg.Alpha0 > 0 {
-		fmt.Fprintf(stderr, "%s: alpha0 = %.4f (mean word distance of the initial table), alpha = 0.7·alpha0 = %.4f; beta %g, k %d, norm %s\n",
-			d.name, cfg.Alpha0, cfg.Alpha, cfg.Beta, cfg.K, d.norm)
-	} else {
-		fmt.Fprintf(stderr, "%s: alpha = %.4f (given); beta %g, k %d, norm %s\n", d.name, cfg.Alpha, cfg.Beta, cfg.K, d.norm)
+	var cfg *defense.Config
+	switch o := obj.(type) {
+	case *defense.FTML:
+		cfg = &o.Config
+	case *defense.CML:
+		cfg = &o.Config
 	}
-	if d.name == "cml" {
-		c, err := defense.NewCML(cfg, d.tau)
-		if err != nil {
-			return nil, usageError{err}
+	if cfg != nil {
+		if cfg.Alpha0 > 0 {
+			fmt.Fprintf(stderr, "%s: alpha0 = %.4f (mean word distance of the initial table), alpha = 0.7·alpha0 = %.4f; beta %g, k %d, norm %s\n",
+				d.name, cfg.Alpha0, cfg.Alpha, cfg.Beta, cfg.K, d.norm)
+		} else {
+			fmt.Fprintf(stderr, "%s: alpha = %.4f (given); beta %g, k %d, norm %s\n", d.name, cfg.Alpha, cfg.Beta, cfg.K, d.norm)
 		}
-		return c, nil
 	}
-	return defense.NewFTML(cfg)
+	return obj, nil
+}
+
+// defenseList names the defenses and what each is, for --defense's help.
+func defenseList() string {
+	var parts []string
+	for _, d := range defense.Defenses() {
+		parts = append(parts, d.Name)
+	}
+	return strings.Join(parts, ", ") + " (flat: FLAT word masks with attack rounds; adv: attack rounds, cross-entropy)"
 }
 
 // checkTrainNumbers rejects numeric train flags that make no sense (NaN,
