@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -78,7 +77,11 @@ func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInp
 func attackSynonyms(in attackInputs, protocol string, m *model.Model) (lexicon.Source, error) {
 	synPath := in.synPath
 	if synPath == "" {
-		synPath = filepath.Join(in.dataDir, "counterfitted-neighbors-jia2019", "counterfitted_neighbors.json")
+		dir, err := dataDirFor(in.dataDir, "the default synonym table (no --synonyms)")
+		if err != nil {
+			return nil, err
+		}
+		synPath = defaultSynonyms(dir)
 	}
 	nb, err := lexicon.LoadNeighbors(synPath)
 	if err != nil {

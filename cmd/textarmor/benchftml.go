@@ -325,7 +325,11 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	}
 	tb.vocab = train.BuildVocab(tok, tb.ds.Train, tb.preset.MinCount, tb.preset.MaxVocab)
 	if tb.synPath == "" {
-		tb.synPath = defaultSynonyms(tb.dataDir)
+		dir, err := dataDirFor(tb.dataDir, "the default synonym table (no --synonyms)")
+		if err != nil {
+			return err
+		}
+		tb.synPath = defaultSynonyms(dir)
 	}
 	if tb.nb, err = lexicon.LoadNeighbors(tb.synPath); err != nil {
 		return fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)

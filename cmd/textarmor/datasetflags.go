@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/textarmor/textarmor/dataset"
@@ -20,11 +19,17 @@ type dataFlags struct {
 	maxLen, minCount, maxVoc int
 }
 
-func defaultDataDir() string {
-	if d := os.Getenv("TEXTARMOR_DATA"); d != "" {
-		return d
+// defaultDataDir is $TEXTARMOR_DATA: the data folder has no default, so
+// that no command reads a path of the machine it was written on.
+func defaultDataDir() string { return os.Getenv("TEXTARMOR_DATA") }
+
+// dataDirFor returns dir, or a usage error saying what needs the data
+// folder when neither --data nor TEXTARMOR_DATA gave one.
+func dataDirFor(dir, what string) (string, error) {
+	if dir != "" {
+		return dir, nil
 	}
-	return filepath.Join("..", "shared", "data")
+	return "", usageError{fmt.Errorf("%s needs the benchmark data folder: give --data DIR or set TEXTARMOR_DATA (a folder laid out like the project's shared/data; see the README)", what)}
 }
 
 func (d *dataFlags) register(fs *flag.FlagSet, vocabFlags bool) {
@@ -72,7 +77,11 @@ func (d *dataFlags) load() (*dataset.Dataset, dataset.Preset, error) {
 			return nil, preset, usageError{err}
 		}
 		preset = p
-		ds, err = dataset.Load(d.name, d.dir)
+		dir, err := dataDirFor(d.dir, "--dataset "+d.name)
+		if err != nil {
+			return nil, preset, err
+		}
+		ds, err = dataset.Load(d.name, dir)
 		if err != nil {
 			return nil, preset, err
 		}

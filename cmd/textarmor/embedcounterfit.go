@@ -68,6 +68,11 @@ func runEmbedCounterfit(args []string, stdout, stderr io.Writer) error {
 	if err := o.Validate(); err != nil {
 		return usageError{err}
 	}
+	if synList == "" || antList == "" {
+		if _, err := dataDirFor(dataDir, "the default synonym and antonym lists (no --synonyms/--antonyms)"); err != nil {
+			return err
+		}
+	}
 	inData := func(name string) string { return filepath.Join(dataDir, constraintsDir, name) }
 	if synList == "" {
 		synList = inData("ppdb_synonyms.txt")

@@ -148,7 +148,11 @@ func loadCorpus(names, dataDir, corpus string, stderr io.Writer) ([][]string, []
 		if err != nil {
 			return nil, nil, err
 		}
-		ds, err := dataset.Load(p.Name, dataDir)
+		dir, err := dataDirFor(dataDir, "--dataset "+p.Name)
+		if err != nil {
+			return nil, nil, err
+		}
+		ds, err := dataset.Load(p.Name, dir)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -355,3 +355,36 @@ func TestNonFiniteFlagsRefusedEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestDataFolderHasNoDefault: without --data and TEXTARMOR_DATA a command
+// that needs the benchmark data says how to give it (it used to read
+// ../shared/data, a path of the machine the code was written on).
+func TestDataFolderHasNoDefault(t *testing.T) {
+	t.Setenv("TEXTARMOR_DATA", "")
+	cwd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Even where ../shared/data exists, it is not read.
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "shared", "data"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	work := filepath.Join(dir, "work")
+	if err := os.Mkdir(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chdir(work); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Chdir(cwd)
+	for _, args := range [][]string{
+		{"data", "stats", "--dataset", "trec"},
+		{"train", "--dataset", "sst2", "--out", filepath.Join(dir, "m")},
+	} {
+		code, _, stderr := runCmd(t, args...)
+		if code != 2 || !strings.Contains(stderr, "--data DIR or set TEXTARMOR_DATA") {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
+}

@@ -514,7 +514,11 @@ func loadSynonyms(path, dataDir string, vocab *text.Vocab, k int) (*defense.Syno
 // counter-fitted neighbours under dataDir); it returns the path used.
 func loadNeighborFile(path, dataDir string) (*lexicon.Neighbors, string, error) {
 	if path == "" {
-		path = defaultSynonyms(dataDir)
+		dir, err := dataDirFor(dataDir, "the default synonym table (no --synonyms)")
+		if err != nil {
+			return nil, "", err
+		}
+		path = defaultSynonyms(dir)
 	}
 	if _, err := os.Stat(path); err != nil {
 		return nil, path, fmt.Errorf("synonym table %s: %v (give one with --synonyms PATH, or --data DIR holding counterfitted-neighbors-jia2019/)", path, err)
