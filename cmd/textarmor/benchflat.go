@@ -159,11 +159,11 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&methods, "explain", "ig", "interpretation agreement (KT, TI) with ig, lime or both (ig,lime); \"none\" for none")
 	fs.IntVar(&ft.n, "n", -1, "attacked test examples, the first N in file order (default: the paper's protocol, the whole test set but IMDB's first 10,000; 0 = the whole test set)")
 	fs.IntVar(&ft.workers, "workers", runtime.NumCPU(), "examples attacked in parallel, in the rounds' attacks and in the evaluation")
-	fs.StringVar(&trainArgs, "train-args", "", "extra `train` flags for every row, space-separated (e.g. \"--embeddings V --freeze-embeddings\"); they come last and override the defaults")
+	fs.StringVar(&trainArgs, "train-args", "", "extra train flags for every row, space-separated (e.g. \"--embeddings V --freeze-embeddings\"); they come last and override the defaults")
 	fs.StringVar(&ft.flatLR, "flat-lr", "0.001", "FLAT's learning rate (spec: 0.005, which collapsed the word masks on frozen vectors here; spec F16 allows tuning)")
 	fs.StringVar(&synPath, "synonyms", "", "counter-fitted neighbour JSON for the attacks (default: under --data)")
 	fs.StringVar(&wnDir, "wordnet", "", "WordNet dict directory for the attacks (default: the system's)")
-	fs.Var(&use, "use", "ROW=DIR: take a row's model from DIR (trained elsewhere, e.g. with `train`) instead of training it; repeatable")
+	fs.Var(&use, "use", "ROW=DIR: take a row's model from DIR (trained elsewhere, e.g. with textarmor train) instead of training it; repeatable")
 	fs.BoolVar(&ft.byRound, "by-round", false, "also attack each round's best-dev model of the adv and FLAT rows (ROW/model.roundR, kept by --train-args --keep-rounds) with every --attacks on the same examples, and print their AA by round (no interpretations)")
 	fs.BoolVar(&ft.report, "report", false, "print the table and its checks from the cells already there, training, attacking and writing nothing (safe beside a running block)")
 	if err := parseNoArgs(fs, args); err != nil {

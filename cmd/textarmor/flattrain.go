@@ -50,7 +50,7 @@ func (f *flatFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.wordnet, "wordnet", "", "flat/adv: WordNet dict directory (pwws; textfooler's POS tagger) (default: the attack command's)")
 	fs.BoolVar(&f.keepRounds, "keep-rounds", false, "flat/adv: also keep each round's best-dev model as OUT.roundN")
 	fs.BoolVar(&f.probInputs, "prob-inputs-to-ce", false, "standard/adv/flat: feed softmax probabilities, not logits, to the cross-entropy (a double softmax), as the FLAT reference code's CNN and LSTM do (spec F9; off: CE on logits, the spec's choice)")
-	fs.StringVar(&f.vectors, "vectors", "", "flat/adv: word vectors for textfooler (50 nearest with cosine ≥ 0.5 and the embedding check), as in `attack --vectors`")
+	fs.StringVar(&f.vectors, "vectors", "", "flat/adv: word vectors for textfooler (50 nearest with cosine ≥ 0.5 and the embedding check), as in \"attack --vectors\"")
 }
 
 // numbers are the range checks of the flat/adv flags.

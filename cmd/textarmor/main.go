@@ -44,6 +44,7 @@ func commands() []command {
 		{"eval-sts", "score a transformer's sentence embeddings on STS-B (Spearman ×100 of cosine similarities), SICK-R, STS12–16", runEvalSTS},
 		{"export", "write a transformer model as a Hugging Face directory (BertForSequenceClassification)", runExport},
 		{"bench", "measure GEMM peak, training-step and forward speed", runBench},
+		{"completion", "print a shell completion script: 'completion bash'", runCompletion},
 	}
 }
 
@@ -130,8 +131,7 @@ func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: textarmor %s\n\n", usage)
-		fmt.Fprintln(stderr, "Flags:")
-		fs.PrintDefaults()
+		printFlags(stderr, name, fs)
 	}
 	return fs
 }

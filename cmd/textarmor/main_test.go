@@ -388,3 +388,37 @@ func TestDataFolderHasNoDefault(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpIsGroupedAndSpeltAsUsed: a command with many flags lists them in
+// groups, each spelt --name as the README writes them.
+func TestHelpIsGroupedAndSpeltAsUsed(t *testing.T) {
+	code, _, stderr := runCmd(t, "train", "--help")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"\nData:\n", "\nTraining:\n", "\nFTML and CML (--defense ftml, cml):\n", "\nIBP (--defense ibp):\n", "  --epochs int\n"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("train --help lacks %q", want)
+		}
+	}
+	if strings.Contains(stderr, "\n  -epochs") {
+		t.Error("train --help spells a flag with one dash")
+	}
+	if strings.Contains(stderr, "\nOther:\n") {
+		t.Errorf("train --help has flags no group claims:\n%s", stderr[strings.Index(stderr, "\nOther:\n"):])
+	}
+	_, _, stderr = runCmd(t, "attack", "--help")
+	if !strings.Contains(stderr, "\nAttack:\n") || !strings.Contains(stderr, "\nResources:\n") || strings.Contains(stderr, "\nOther:\n") {
+		t.Errorf("attack --help is not grouped as an attack's flags:\n%s", stderr)
+	}
+}
+
+func TestCompletionBash(t *testing.T) {
+	code, stdout, _ := runCmd(t, "completion", "bash")
+	if code != 0 || !strings.Contains(stdout, "complete -o filenames -F _textarmor textarmor") || !strings.Contains(stdout, "attack bench completion") {
+		t.Fatalf("completion bash: exit %d\n%s", code, stdout)
+	}
+	if code, _, _ := runCmd(t, "completion", "fish"); code != 2 {
+		t.Fatalf("completion fish: exit %d, want 2", code)
+	}
+}
