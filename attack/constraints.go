@@ -186,6 +186,47 @@ func (c PartOfSpeech) Check(_, prev, next []string, i int) bool {
 	return c.AllowNounVerb && nv(a) && nv(b)
 }
 
+// POSAgreement keeps a substitution when the substitute can take the part
+// of speech the original word has in context (tagged on the text before
+// the substitution), with noun↔verb swaps allowed when AllowNounVerb
+// (TextFooler). It approximates TextAttack's PartOfSpeech constraint (which
+// tags both texts with NLTK's perceptron tagger and compares the two tags)
+// by asking the lexicon whether the substitute can take the tag, since a
+// lexicon tagger's choice for an ambiguous substitute is unreliable.
+type POSAgreement struct {
+	Tagger        lexicon.POSTagger
+	AllowNounVerb bool
+}
+
+// Name implements PostConstraint.
+func (c POSAgreement) Name() string { return "part-of-speech-agreement(" + c.Tagger.Name() + ")" }
+
+// Check implements PostConstraint.
+func (c POSAgreement) Check(_, prev, next []string, i int) bool {
+	// Only a few words of context matter to the tagger's rules.
+	lo, hi := max(i-4, 0), min(i+2, len(prev))
+	tag := c.Tagger.Tag(prev[lo:hi])[i-lo]
+	if c.Tagger.CanTake(next[i], tag) {
+		return true
+	}
+	if c.AllowNounVerb && (tag == lexicon.TagNoun || tag == lexicon.TagVerb) {
+		return c.Tagger.CanTake(next[i], lexicon.TagNoun) || c.Tagger.CanTake(next[i], lexicon.TagVerb)
+	}
+	return false
+}
+
+// posConstraint builds the POS constraint for a tagger: POSAgreement for the
+// lexicon tagger, PartOfSpeech (tag both texts, compare) otherwise.
+func posConstraint(t Tagger, allowNounVerb bool) PostConstraint {
+	switch lt := t.(type) {
+	case lexicon.POSTagger:
+		return POSAgreement{Tagger: lt, AllowNounVerb: allowNounVerb}
+	case *lexicon.POSTagger:
+		return POSAgreement{Tagger: *lt, AllowNounVerb: allowNounVerb}
+	}
+	return PartOfSpeech{Tagger: t, AllowNounVerb: allowNounVerb}
+}
+
 // LanguageModel scores a word in context (log-probability).
 type LanguageModel interface {
 	Name() string

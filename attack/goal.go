@@ -3,7 +3,6 @@ package attack
 import (
 	"fmt"
 
-	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/nn"
 )
 
@@ -63,38 +62,3 @@ func (HardLabel) Score(p []float32, y int) float64 {
 
 // Achieved implements Goal.
 func (HardLabel) Achieved(p []float32, y int) bool { return nn.Argmax(p) != y }
-
-// Transformation proposes substitutes for word i of words.
-type Transformation interface {
-	Name() string
-	Substitutes(words []string, i int) []string
-}
-
-// WordSwap draws substitutes from a synonym source.
-type WordSwap struct{ Source lexicon.Source }
-
-// Name implements Transformation.
-func (w WordSwap) Name() string { return "word-swap(" + w.Source.Name() + ")" }
-
-// Substitutes implements Transformation. Multi-word entries (WordNet's
-// "ice_cream") are dropped: a substitution replaces exactly one token.
-func (w WordSwap) Substitutes(words []string, i int) []string {
-	var out []string
-	for _, s := range w.Source.Synonyms(words[i]) {
-		if !containsAny(s, "_ ") {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func containsAny(s, chars string) bool {
-	for _, c := range s {
-		for _, d := range chars {
-			if c == d {
-				return true
-			}
-		}
-	}
-	return false
-}

@@ -138,21 +138,6 @@ func TestMeanVectorEncoderAndCosineDistance(t *testing.T) {
 	}
 }
 
-func TestLexiconTaggerSuffixRules(t *testing.T) {
-	tg := LexiconTagger{}
-	cases := []struct{ in, want string }{
-		{"the cat sat on the mat .", "DET NOUN NOUN ADP DET NOUN ."},
-		{"he quickly walked to 42 houses", "PRON ADV VERB PRT NUM NOUN"},
-		{"a wonderful and hopeless story", "DET ADJ CONJ ADJ NOUN"},
-		{"it was not very realistic", "PRON VERB ADV ADV ADJ"},
-	}
-	for _, c := range cases {
-		if got := strings.Join(tg.Tag(strings.Fields(c.in)), " "); got != c.want {
-			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 func openTestWordNet(t *testing.T) *lexicon.WordNet {
 	dir := lexicon.DefaultWordNetDir()
 	if _, err := os.Stat(dir); err != nil {
@@ -165,22 +150,10 @@ func openTestWordNet(t *testing.T) *lexicon.WordNet {
 	return wn
 }
 
-func TestLexiconTaggerWordNet(t *testing.T) {
-	tg := LexiconTagger{WN: openTestWordNet(t)}
-	cases := []struct{ in, want string }{
-		{"the movie was good", "DET NOUN VERB ADJ"},
-		{"a good movie", "DET ADJ NOUN"},
-		{"they run fast", "PRON VERB ADV"},
-		{"the run was long", "DET NOUN VERB ADJ"},
-		{"i love this film", "PRON VERB DET NOUN"},
-		{"the plot is boring and the actors are terrible", "DET NOUN VERB ADJ CONJ DET NOUN VERB ADJ"},
-		{"she walked slowly", "PRON VERB ADV"},
-	}
-	for _, c := range cases {
-		if got := strings.Join(tg.Tag(strings.Fields(c.in)), " "); got != c.want {
-			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
-		}
-	}
+// POSAgreement asks whether the substitute can take the tag the original
+// word has in context; noun↔verb swaps pass when allowed.
+func TestPOSAgreement(t *testing.T) {
+	tg := lexicon.POSTagger{WN: openTestWordNet(t)}
 	pos := POSAgreement{Tagger: tg, AllowNounVerb: true}
 	prev := strings.Fields("a good movie")
 	for sub, want := range map[string]bool{"fine": true, "decent": true, "quickly": false, "the": false} {
@@ -226,7 +199,7 @@ func TestNewRecipes(t *testing.T) {
 		}
 	}
 	rc, _ = LookupRecipe("textfooler")
-	c, err := rc.Build(ProtocolFLAT, Resources{Synonyms: syn, Encoder: bowEncoder{}, Tagger: LexiconTagger{}, Distance: CosineDistance{Table: &VectorTable{Label: "t"}}})
+	c, err := rc.Build(ProtocolFLAT, Resources{Synonyms: syn, Encoder: bowEncoder{}, Tagger: lexicon.POSTagger{}, Distance: CosineDistance{Table: &VectorTable{Label: "t"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -208,7 +208,7 @@ func ParseConstraint(s string, r Resources) (pre PreConstraint, post PostConstra
 		case "ftml":
 			pre = StopWords{Set: lexicon.FTML21(), Desc: "ftml-21"}
 		case "nltk":
-			pre = StopWords{Set: NLTKStopwords(), Desc: "nltk-179"}
+			pre = StopWords{Set: lexicon.NLTKStopwords(), Desc: "nltk-179"}
 		default:
 			err = fmt.Errorf("stopwords: list=%q (valid: textfooler, ftml, nltk)", l)
 		}

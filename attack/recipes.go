@@ -203,7 +203,7 @@ func buildPWWS(protocol string, r Resources) (*Configured, error) {
 	}
 	return &Configured{
 		Attack: &Attack{Goal: Untargeted{}, Transformation: WordSwap{r.WordNet},
-			Pre:    []PreConstraint{NoRepeat{}, StopWords{Set: NLTKStopwords(), Desc: "nltk-english"}},
+			Pre:    []PreConstraint{NoRepeat{}, StopWords{Set: lexicon.NLTKStopwords(), Desc: "nltk-english"}},
 			Search: Greedy{Order: ByPWWS}},
 		Description: "PWWS as TextAttack's pwws recipe: WordNet synonyms (single words), NLTK stop words, no repeat modification, greedy by weighted saliency (softmax of UNK saliency × the goal score after the best swap, as TextAttack computes it; Ren et al. write the gain)",
 	}, nil

@@ -32,7 +32,7 @@ func benchSynonyms(vocab int, r *rand.Rand) *SynonymTable {
 
 // benchObjectives builds every objective with the spec's settings.
 func benchObjectives(syn *SynonymTable) []train.Objective {
-	cfg := DefaultConfig(syn)
+	cfg := DefaultFTMLConfig(syn)
 	ftml, err := NewFTML(cfg)
 	if err != nil {
 		panic(err)

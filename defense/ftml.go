@@ -17,12 +17,12 @@ import (
 // sqrt(1e-20) = 1e-10 to each distance.
 const normEps = 1e-20
 
-// AlphaFactor is α/α0 (spec §4: α = 0.7·α0).
-const AlphaFactor = 0.7
+// FTMLAlphaFactor is α/α0 (spec §4: α = 0.7·α0).
+const FTMLAlphaFactor = 0.7
 
-// Config holds what FTML and CML share. Start from DefaultConfig: the zero
-// value has β = 0 (a frozen table) and no synonym table.
-type Config struct {
+// FTMLConfig holds what FTML and CML share. Start from DefaultFTMLConfig:
+// the zero value has β = 0 (a frozen table) and no synonym table.
+type FTMLConfig struct {
 	// Syn is S(w) by vocabulary id.
 	Syn *SynonymTable
 	// K is the maximum number of synonyms used per anchor and the number of
@@ -34,7 +34,7 @@ type Config struct {
 	// the plain norm; squared distances belong to the δ threshold of the
 	// synonym table (§3), so this is off by default and is a deviation.
 	Squared bool
-	// Alpha is the margin α; 0 means AlphaFactor·α0, α0 measured on the
+	// Alpha is the margin α; 0 means FTMLAlphaFactor·α0, α0 measured on the
 	// embedding table at the first Loss call (the initial table).
 	Alpha float64
 	// Beta weighs the metric term (spec: 1).
@@ -61,19 +61,20 @@ type Config struct {
 }
 
 // RandomDraws implements train.Random: the negative sampler's position.
-func (c *Config) RandomDraws() uint64 { return c.negatives.draws() }
+func (c *FTMLConfig) RandomDraws() uint64 { return c.negatives.draws() }
 
 // SkipRandom implements train.Random.
-func (c *Config) SkipRandom(n uint64) { c.negatives.skip(c.Seed, n) }
+func (c *FTMLConfig) SkipRandom(n uint64) { c.negatives.skip(c.Seed, n) }
 
-// DefaultConfig returns the spec's defaults (k = 8, p = 2, β = 1, α from α0,
-// CE does not update the embedding, seed 42) for the synonym table syn.
-func DefaultConfig(syn *SynonymTable) Config {
-	return Config{Syn: syn, K: 8, P: 2, Beta: 1, Seed: 42}
+// DefaultFTMLConfig returns the spec's defaults (k = 8, p = 2, β = 1, α
+// from α0, CE does not update the embedding, seed 42) for the synonym table
+// syn.
+func DefaultFTMLConfig(syn *SynonymTable) FTMLConfig {
+	return FTMLConfig{Syn: syn, K: 8, P: 2, Beta: 1, Seed: 42}
 }
 
 // Validate checks the settings.
-func (c *Config) Validate() error {
+func (c *FTMLConfig) Validate() error {
 	switch {
 	case c.Syn == nil:
 		return errors.New("defense: no synonym table")
@@ -92,7 +93,7 @@ func (c *Config) Validate() error {
 }
 
 // Info describes the settings for a model's training record.
-func (c *Config) Info() map[string]any {
+func (c *FTMLConfig) Info() map[string]any {
 	p := any(c.P)
 	if math.IsInf(c.P, 1) {
 		p = "inf"
@@ -114,21 +115,22 @@ func (c *Config) Info() map[string]any {
 	return m
 }
 
-// InitAlpha sets Alpha = AlphaFactor·α0 measured on table when Alpha is 0
-// (and records Alpha0). Loss calls it on the first batch; call it yourself
-// to know α before training.
-func (c *Config) InitAlpha(table *tensor.Tensor) {
+// InitAlpha sets Alpha = FTMLAlphaFactor·α0 measured on table when Alpha is
+// 0 (and records Alpha0). Loss calls it on the first batch; call it
+// yourself to know α before training.
+func (c *FTMLConfig) InitAlpha(table *tensor.Tensor) {
 	if c.Alpha > 0 {
 		return
 	}
-	c.Alpha0 = Alpha0(table, c.P, c.Squared, rand.New(rand.NewSource(c.Seed)))
-	c.Alpha = AlphaFactor * c.Alpha0
+	c.Alpha0 = FTMLAlpha0(table, c.P, c.Squared, rand.New(rand.NewSource(c.Seed)))
+	c.Alpha = FTMLAlphaFactor * c.Alpha0
 }
 
-// Alpha0 is the mean distance between distinct non-special rows (ids >= 2)
-// of table [V, D] under the norm p (spec §14 A6): exact when there are at
-// most 2·10⁶ pairs, otherwise the mean over 10⁶ random pairs drawn by rng.
-func Alpha0(table *tensor.Tensor, p float64, squared bool, rng *rand.Rand) float64 {
+// FTMLAlpha0 is FTML's α0: the mean distance between distinct non-special
+// rows (ids >= 2) of table [V, D] under the norm p (spec §14 A6): exact when
+// there are at most 2·10⁶ pairs, otherwise the mean over 10⁶ random pairs
+// drawn by rng.
+func FTMLAlpha0(table *tensor.Tensor, p float64, squared bool, rng *rand.Rand) float64 {
 	v, d := table.Shape[0], table.Shape[1]
 	first := int(text.UnkID) + 1
 	n := v - first
@@ -180,7 +182,7 @@ func dist(a, b []float32, p float64, squared bool) float64 {
 
 // sampleNegatives draws K ids uniformly (with replacement) from the
 // non-special ids {2, …, V−1}: one draw per batch (spec §4.4).
-func (c *Config) sampleNegatives(v int) []int32 {
+func (c *FTMLConfig) sampleNegatives(v int) []int32 {
 	rng := c.negatives.rand(c.Seed)
 	first := int(text.UnkID) + 1
 	out := make([]int32, c.K)
@@ -203,7 +205,7 @@ type plan struct {
 // buildPlan collects the anchors of ids [B, L] (real tokens only: not
 // padding, not UNK, within lengths). needSyn leaves out words without
 // synonyms.
-func (c *Config) buildPlan(ids []int32, b, l int, lengths []int, needSyn bool) plan {
+func (c *FTMLConfig) buildPlan(ids []int32, b, l int, lengths []int, needSyn bool) plan {
 	idx := map[int32]int{}
 	var pl plan
 	var perText [][]int32
@@ -246,7 +248,7 @@ func (c *Config) buildPlan(ids []int32, b, l int, lengths []int, needSyn bool) p
 
 // distances returns d(anchor_u, other[u,j]) as [U, n] for ids laid out
 // row-major [U, n].
-func (c *Config) distances(t *ag.Tape, table *ag.Var, anchors []int32, other []int32, n int) *ag.Var {
+func (c *FTMLConfig) distances(t *ag.Tape, table *ag.Var, anchors []int32, other []int32, n int) *ag.Var {
 	u := len(anchors)
 	rep := make([]int32, 0, u*n)
 	for _, a := range anchors {
@@ -260,7 +262,7 @@ func (c *Config) distances(t *ag.Tape, table *ag.Var, anchors []int32, other []i
 
 // slots lays out the synonyms of each anchor in K columns; unused slots
 // hold the anchor itself (distance 0) and mask 0.
-func (c *Config) slots(anchors []int32) (ids []int32, mask []float32, count []int) {
+func (c *FTMLConfig) slots(anchors []int32) (ids []int32, mask []float32, count []int) {
 	ids = make([]int32, 0, len(anchors)*c.K)
 	mask = make([]float32, 0, len(anchors)*c.K)
 	count = make([]int, len(anchors))
@@ -304,7 +306,7 @@ func constOf(t *ag.Tape, data []float32, shape ...int) *ag.Var {
 }
 
 // triplet is Σ_u c_u·L_tr(u, S(u), N) (spec Eq. 5) on table [V, D].
-func (c *Config) triplet(t *ag.Tape, table *ag.Var, pl plan, negs []int32) *ag.Var {
+func (c *FTMLConfig) triplet(t *ag.Tape, table *ag.Var, pl plan, negs []int32) *ag.Var {
 	u := len(pl.anchors)
 	if u == 0 || len(negs) == 0 {
 		return t.Const(tensor.Scalar(0))
@@ -345,7 +347,7 @@ func (c *Config) triplet(t *ag.Tape, table *ag.Var, pl plan, negs []int32) *ag.V
 
 // classify runs the classifier with the embedded input stop-gradiented
 // unless CEUpdatesEmbedding, and returns logits and mean cross-entropy.
-func (c *Config) classify(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (logits, ce *ag.Var) {
+func (c *FTMLConfig) classify(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (logits, ce *ag.Var) {
 	logits = m.Head(t, m.EncodeBatch(t, b, c.CEUpdatesEmbedding))
 	return logits, t.CrossEntropy(logits, b.Labels, nil)
 }
@@ -353,15 +355,15 @@ func (c *Config) classify(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (logits, ce
 // FTML is the Fast Triplet Metric Learning objective (spec Eq. 6):
 // CE(g(sg[v(x)]), y) + β·(mean triplet loss of the batch's words).
 type FTML struct {
-	Config
+	FTMLConfig
 }
 
 // NewFTML returns FTML with cfg, checked.
-func NewFTML(cfg Config) (*FTML, error) {
+func NewFTML(cfg FTMLConfig) (*FTML, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &FTML{Config: cfg}, nil
+	return &FTML{FTMLConfig: cfg}, nil
 }
 
 // Name implements train.Objective.
@@ -382,27 +384,27 @@ func (f *FTML) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, er
 
 // CML is the contrastive variant (spec §12.2, Eq. 7) with temperature Tau.
 type CML struct {
-	Config
+	FTMLConfig
 	Tau float64
 }
 
 // NewCML returns CML with cfg and temperature tau (spec: 20), checked.
-func NewCML(cfg Config, tau float64) (*CML, error) {
+func NewCML(cfg FTMLConfig, tau float64) (*CML, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if !(tau > 0) || math.IsInf(tau, 1) {
 		return nil, fmt.Errorf("cml: temperature %g must be positive and finite", tau)
 	}
-	return &CML{Config: cfg, Tau: tau}, nil
+	return &CML{FTMLConfig: cfg, Tau: tau}, nil
 }
 
 // Name implements train.Objective.
 func (c *CML) Name() string { return "cml" }
 
-// Info adds τ to Config.Info.
+// Info adds τ to FTMLConfig.Info.
 func (c *CML) Info() map[string]any {
-	m := c.Config.Info()
+	m := c.FTMLConfig.Info()
 	m["tau"] = c.Tau
 	return m
 }

@@ -84,7 +84,7 @@ func batchOf(texts [][]int32) (ids []int32, b, l int, lengths []int) {
 	return ids, len(texts), l, lengths
 }
 
-func tripletValue(c *Config, tab *tensor.Tensor, texts [][]int32, negs []int32) float64 {
+func tripletValue(c *FTMLConfig, tab *tensor.Tensor, texts [][]int32, negs []int32) float64 {
 	t := ag.NewTape()
 	ids, b, l, lens := batchOf(texts)
 	return float64(c.triplet(t, t.Leaf(tab), c.buildPlan(ids, b, l, lens, c.DropEmpty), negs).Item())
@@ -98,7 +98,7 @@ func TestTripletMatchesEq5(t *testing.T) {
 	for _, p := range []float64{2, 1, math.Inf(1)} {
 		for seed := int64(0); seed < 20; seed++ {
 			tab, syn := toy(2, seed)
-			c := DefaultConfig(syn)
+			c := DefaultFTMLConfig(syn)
 			c.P, c.K, c.Alpha = p, 4, 0.5+float64(seed%5)
 			negs := []int32{2, 5, 3, 4}
 			got := tripletValue(&c, tab, toyTexts, negs)
@@ -116,7 +116,7 @@ func TestTripletMatchesEq5(t *testing.T) {
 	// (0,1); negatives 5 at (6,8) (d=10 > α) and 6 at (1,0) (d=1).
 	tab := tensor.From([]float32{0, 0, 0, 0, 0, 0, 3, 4, 0, 1, 6, 8, 1, 0}, 7, 2)
 	syn := NewSynonymTableIDs([][]int32{nil, nil, {3, 4}, nil, nil, nil, nil})
-	c := DefaultConfig(syn)
+	c := DefaultFTMLConfig(syn)
 	c.K, c.Alpha = 8, 2
 	got := tripletValue(&c, tab, [][]int32{{2}}, []int32{5, 6})
 	// pull (5+1)/2 = 3; push (min(10,2)+min(1,2))/2 = 1.5; 3 − 1.5 + 2 = 3.5
@@ -129,7 +129,7 @@ func TestTripletZeroWhenCollapsedAndFar(t *testing.T) {
 	// Words 2, 3, 4 all at the same point; 5, 6 far away.
 	tab := tensor.From([]float32{0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 50, 0, 0, 50}, 7, 2)
 	syn := NewSynonymTableIDs([][]int32{nil, nil, {3, 4}, {2, 4}, {2}, nil, nil})
-	c := DefaultConfig(syn)
+	c := DefaultFTMLConfig(syn)
 	c.Alpha = 6
 	if got := tripletValue(&c, tab, [][]int32{{2, 3}, {4, 4}}, []int32{5, 6, 6}); math.Abs(got) > 1e-6 {
 		t.Fatalf("triplet = %v, want 0", got)
@@ -141,7 +141,7 @@ func TestTripletZeroWhenCollapsedAndFar(t *testing.T) {
 func TestClipping(t *testing.T) {
 	tab := tensor.From([]float32{0, 0, 0, 0, 0, 0, 0, 0.5, 0, 0, 9, 0, 1, 0}, 7, 2)
 	syn := NewSynonymTableIDs([][]int32{nil, nil, {3}, nil, nil, nil, nil})
-	c := DefaultConfig(syn)
+	c := DefaultFTMLConfig(syn)
 	c.Alpha = 2
 	tp := ag.NewTape()
 	in := tp.Leaf(tab)
@@ -177,13 +177,13 @@ func TestGradCheck(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tab, syn := toy(5, 3)
 			tab64 := tab.Clone()
-			c := DefaultConfig(syn)
+			c := DefaultFTMLConfig(syn)
 			c.P, c.Squared, c.K, c.PullByK, c.TokenWeighted = tc.p, tc.squared, 3, tc.pullK, tc.token
-			c.Alpha = 0.9 * Alpha0(tab, tc.p, tc.squared, rand.New(rand.NewSource(1)))
+			c.Alpha = 0.9 * FTMLAlpha0(tab, tc.p, tc.squared, rand.New(rand.NewSource(1)))
 			err := ag.GradCheck([]*tensor.Tensor{tab64}, 1e-3, 2e-2, func(tp *ag.Tape, in []*ag.Var) *ag.Var {
 				pl := c.buildPlan(ids, b, l, lens, tc.cml)
 				if tc.cml {
-					m := &CML{Config: c, Tau: 0.7}
+					m := &CML{FTMLConfig: c, Tau: 0.7}
 					return m.contrastive(tp, in[0], pl, negs)
 				}
 				return c.triplet(tp, in[0], pl, negs)
@@ -200,10 +200,10 @@ func TestGradCheck(t *testing.T) {
 func TestCML(t *testing.T) {
 	tab := tensor.From([]float32{0, 0, 0, 0, 0, 0, 0, 1, 30, 0, 0, 30, -30, 0, 0, -30}, 8, 2)
 	syn := NewSynonymTableIDs([][]int32{nil, nil, {3}, nil, nil, nil, nil, nil})
-	c := DefaultConfig(syn)
+	c := DefaultFTMLConfig(syn)
 	c.Alpha = 5
 	negs := []int32{4, 5, 6, 7, 4, 5, 6, 7}
-	m := &CML{Config: c, Tau: 1e7}
+	m := &CML{FTMLConfig: c, Tau: 1e7}
 	tp := ag.NewTape()
 	got := float64(m.contrastive(tp, tp.Leaf(tab), plan{anchors: []int32{2}, weight: []float64{1}}, negs).Item())
 	if math.Abs(got-math.Log(9)) > 1e-4 {
@@ -211,9 +211,9 @@ func TestCML(t *testing.T) {
 	}
 	// Eq. 7 on a random toy table with the anchor among the negatives.
 	tab2, syn2 := toy(3, 5)
-	c2 := DefaultConfig(syn2)
+	c2 := DefaultFTMLConfig(syn2)
 	c2.K, c2.Alpha = 3, 1.5
-	m2 := &CML{Config: c2, Tau: 0.5}
+	m2 := &CML{FTMLConfig: c2, Tau: 0.5}
 	negs2 := []int32{2, 4, 5, 6}
 	tp = ag.NewTape()
 	for _, a := range []int32{2, 6} {
@@ -239,10 +239,10 @@ func TestAlpha0(t *testing.T) {
 	tab := tensor.From([]float32{0, 0, 9, 9, 0, 0, 3, 4, 0, 1}, 5, 2)
 	// Pairs among rows 2..4: d(0,0;3,4)=5, d(0,0;0,1)=1, d(3,4;0,1)=sqrt(18).
 	want := (5 + 1 + math.Sqrt(18)) / 3
-	if got := Alpha0(tab, 2, false, nil); math.Abs(got-want) > 1e-9 {
+	if got := FTMLAlpha0(tab, 2, false, nil); math.Abs(got-want) > 1e-9 {
 		t.Fatalf("alpha0 %v, want %v", got, want)
 	}
-	c := DefaultConfig(NewSynonymTableIDs(make([][]int32, 5)))
+	c := DefaultFTMLConfig(NewSynonymTableIDs(make([][]int32, 5)))
 	c.InitAlpha(tab)
 	if math.Abs(c.Alpha-0.7*want) > 1e-9 || c.Alpha0 != want {
 		t.Fatalf("alpha %v alpha0 %v", c.Alpha, c.Alpha0)
@@ -250,7 +250,7 @@ func TestAlpha0(t *testing.T) {
 }
 
 func TestNegativesSkipSpecialIDs(t *testing.T) {
-	c := DefaultConfig(nil)
+	c := DefaultFTMLConfig(nil)
 	c.K = 1000
 	seen := map[int32]bool{}
 	for _, n := range c.sampleNegatives(6) {

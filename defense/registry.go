@@ -24,6 +24,9 @@ type Defense struct {
 	// FlagPrefix starts the names of its own settings on a command line
 	// ("" when it has none of its own).
 	FlagPrefix string
+	// LR is the learning rate its spec trains with when none is given (0:
+	// the trainer's default).
+	LR float64
 }
 
 // Defenses lists every defense, standard training first.
@@ -36,8 +39,8 @@ func Defenses() []Defense {
 		{Name: "atfl", Summary: "adversarial training with fast gradient projection substitutions (Wang et al. 2021)", Synonyms: true, FlagPrefix: "atfl-"},
 		{Name: "ascc", Summary: "adversarial sparse convex combinations of synonym embeddings (Dong et al. 2021)", Synonyms: true, FlagPrefix: "ascc-"},
 		{Name: "ibp", Summary: "interval bound propagation over synonym boxes, certified (Jia et al. 2019)", Synonyms: true, FlagPrefix: "ibp-"},
-		{Name: "flat", Summary: "FLAT (seed 004): variational word masks trained in attack rounds", Rounds: true},
-		{Name: "adv", Summary: "adversarial training in attack rounds, cross-entropy", Rounds: true},
+		{Name: "flat", Summary: "FLAT (seed 004): variational word masks trained in attack rounds", Rounds: true, LR: 0.005}, // FLAT spec §5
+		{Name: "adv", Summary: "adversarial training in attack rounds, cross-entropy", Rounds: true, LR: 0.01},               // FLAT spec §5
 	}
 }
 
@@ -64,7 +67,7 @@ func Lookup(name string) (Defense, error) {
 // group per defense; DefaultSettings gives the papers' (and specs')
 // values.
 type Settings struct {
-	// FTML and CML (Config): synonyms per word and negatives per batch,
+	// FTML and CML (FTMLConfig): synonyms per word and negatives per batch,
 	// distance norm (1, 2 or +Inf), squared distances, margin α (0: from
 	// α0), weight β, whether cross-entropy trains the embedding table.
 	K                  int
@@ -140,7 +143,7 @@ func NewObjective(name string, s Settings, syn *SynonymTable, table *tensor.Tens
 	}
 	switch name {
 	case "ftml", "cml":
-		cfg := DefaultConfig(syn)
+		cfg := DefaultFTMLConfig(syn)
 		cfg.K, cfg.P, cfg.Squared, cfg.Alpha, cfg.Beta, cfg.CEUpdatesEmbedding = s.K, s.Norm, s.Squared, s.Alpha, s.Beta, s.CEUpdatesEmbedding
 		if err := cfg.Validate(); err != nil {
 			return nil, err

@@ -10,11 +10,11 @@ import (
 
 // StatsOptions tune EmbedStats; zero values mean the defaults noted.
 type StatsOptions struct {
-	// P is the norm (2); Squared as in Config.
+	// P is the norm (2); Squared as in FTMLConfig.
 	P       float64
 	Squared bool
 	// Alpha is the margin for ShareRandomCloserThanAlpha; 0 means
-	// AlphaFactor·α0 of the table being described.
+	// FTMLAlphaFactor·α0 of the table being described.
 	Alpha float64
 	// MaxAnchors keeps the this many lowest-id (most frequent) words with
 	// synonyms as anchors (5000, spec §15 check 8); < 0 means all.
@@ -69,10 +69,10 @@ func EmbedStatsWith(table *tensor.Tensor, vocab *text.Vocab, syn *SynonymTable, 
 	if math.IsInf(opt.P, 1) {
 		st.Norm = 0
 	}
-	st.Alpha0 = Alpha0(table, opt.P, opt.Squared, rng)
+	st.Alpha0 = FTMLAlpha0(table, opt.P, opt.Squared, rng)
 	st.Alpha = opt.Alpha
 	if st.Alpha == 0 {
-		st.Alpha = AlphaFactor * st.Alpha0
+		st.Alpha = FTMLAlphaFactor * st.Alpha0
 	}
 	row := func(i int32) []float32 { return table.Data[int(i)*d : int(i+1)*d] }
 	var synSum, randSum float64

@@ -84,7 +84,7 @@ func TestGradientRouting(t *testing.T) {
 		}
 		return out
 	}
-	cfg := DefaultConfig(syn)
+	cfg := DefaultFTMLConfig(syn)
 	cfg.Beta = 0.6
 	cfg.InitAlpha(m.Net.Emb.W.Value)
 	negs := cfg.sampleNegatives(m.Net.Cfg.VocabSize)
@@ -122,7 +122,7 @@ func TestGradientRouting(t *testing.T) {
 func TestBetaZero(t *testing.T) {
 	m, syn, tr, dev := setup(t, 2)
 	before := params(m)
-	cfg := DefaultConfig(syn)
+	cfg := DefaultFTMLConfig(syn)
 	cfg.Beta = 0
 	f, err := NewFTML(cfg)
 	if err != nil {
@@ -173,10 +173,10 @@ func TestFTMLShrinksSynonymDistances(t *testing.T) {
 		m := mF
 		var obj train.Objective
 		if name == "ftml" {
-			obj, _ = NewFTML(DefaultConfig(syn))
+			obj, _ = NewFTML(DefaultFTMLConfig(syn))
 		} else {
 			m, _, _, _ = setup(t, 3)
-			obj, _ = NewCML(DefaultConfig(syn), 20)
+			obj, _ = NewCML(DefaultFTMLConfig(syn), 20)
 		}
 		run(t, m, obj, tr, dev, 3)
 		std := EmbedStatsWith(mStd.Net.Emb.W.Value, mStd.Vocab, syn, rand.New(rand.NewSource(1)), StatsOptions{Alpha: init.Alpha})
@@ -229,7 +229,7 @@ func TestRandomObjectivesResumeExactly(t *testing.T) {
 					a.Steps = 2
 					return m, a, tr, dv
 				}
-				cfg := DefaultConfig(syn)
+				cfg := DefaultFTMLConfig(syn)
 				cfg.InitAlpha(m.Net.Emb.W.Value)
 				f, err := NewFTML(cfg)
 				if err != nil {

@@ -13,7 +13,11 @@
 //     way NLTK's wn.synsets(word, pos) does (morphy base forms, then every
 //     lemma of every synset), which is what PWWS uses;
 //   - Compose and Filter, which take the union of sources and silence stop
-//     words (StopSet: TextFooler's 266-word list, FTML's 21-word list).
+//     words (StopSet: TextFooler's 266-word list, FTML's 21-word list,
+//     NLTK's 179-word English list).
+//
+// POSTagger is the lexicon-based part-of-speech tagger (universal tagset)
+// that the attack package's part-of-speech constraint uses.
 //
 // All results are deterministic: no map iteration order leaks into an
 // output, so attacks seeded the same way make the same substitutions.

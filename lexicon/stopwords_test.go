@@ -18,6 +18,16 @@ func TestFTML21(t *testing.T) {
 	}
 }
 
+func TestNLTKStopwords(t *testing.T) {
+	s := NLTKStopwords()
+	if len(s) != 179 {
+		t.Errorf("NLTK list has %d distinct words, want 179", len(s))
+	}
+	if !s.Has("wouldn't") || !s.Has("i") || s.Has("movie") {
+		t.Error("NLTK membership wrong")
+	}
+}
+
 func TestTextFoolerEmbedded(t *testing.T) {
 	w := TextFoolerWords()
 	if len(w) != 266 || len(TextFooler()) != 266 {

@@ -5,6 +5,8 @@ package model
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -70,6 +72,18 @@ func (m *Model) Save(dir string) error {
 		return err
 	}
 	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: m.VocabWords(), Tensors: m.Net.Tensors()})
+}
+
+// WeightsDigest is the SHA-256 of the model's tensors as a model file holds
+// them (safetensors, sorted by name): the weights_sha256 that Save records,
+// computed in memory. For a saved model, checkpoint.WeightsDigest reads the
+// same value from its config.json without reading the weights.
+func (m *Model) WeightsDigest() (string, error) {
+	h := sha256.New()
+	if err := checkpoint.WriteSafetensors(h, m.Net.Tensors(), nil); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // VocabWords is the token list the embedding table's rows belong to, as a

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
@@ -29,6 +30,17 @@ func TestSaveLoadRoundTrip(t *testing.T) {
 		m2, err := Load(dir)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The digest computed in memory is the one Save records.
+		want, err := checkpoint.WeightsDigest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := m.WeightsDigest(); err != nil || got != want {
+			t.Fatalf("%s: WeightsDigest %q (%v), config.json records %q", arch, got, err, want)
+		}
+		if got, err := m2.WeightsDigest(); err != nil || got != want {
+			t.Fatalf("%s: WeightsDigest after reload %q (%v), want %q", arch, got, err, want)
 		}
 		texts := []string{"A good film!", "bad", "", "unknown words only"}
 		p1, p2 := m.PredictTexts(texts), m2.PredictTexts(texts)

@@ -86,7 +86,7 @@ func ExampleRun_defense() {
 	synonyms := lexicon.NewNeighbors("toy")
 	synonyms.Set("good", []string{"great", "fine", "wonderful"})
 	synonyms.Set("bad", []string{"awful", "poor", "dreadful"})
-	ftml, err := defense.NewFTML(defense.DefaultConfig(defense.NewSynonymTable(synonyms, vocab, 8)))
+	ftml, err := defense.NewFTML(defense.DefaultFTMLConfig(defense.NewSynonymTable(synonyms, vocab, 8)))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -361,7 +361,7 @@ func attackExtras(res *attack.Resources, need attack.Needs, m *model.Model, vecP
 		if err != nil {
 			fmt.Fprintf(stderr, "no WordNet (%v): part-of-speech constraint omitted\n", err)
 		} else {
-			res.Tagger = attack.LexiconTagger{WN: wn}
+			res.Tagger = lexicon.POSTagger{WN: wn}
 		}
 	}
 	return nil

@@ -69,7 +69,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 			if def == "ftml" {
 				// The spec's defaults: k = 8 synonyms, margin 0.7·α0, β = 1,
 				// cross-entropy does not move the embedding table.
-				f, err := defense.NewFTML(defense.DefaultConfig(defense.NewSynonymTable(syn, vocab, 8)))
+				f, err := defense.NewFTML(defense.DefaultFTMLConfig(defense.NewSynonymTable(syn, vocab, 8)))
 				if err != nil {
 					return err
 				}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +9,6 @@ import (
 	"os"
 
 	"github.com/textarmor/textarmor/attack"
-	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -38,16 +35,6 @@ type roundLogEntry struct {
 
 func roundLogPath(out string, round int) string {
 	return fmt.Sprintf("%s.round%d.attack.jsonl", out, round)
-}
-
-// weightsDigest is the SHA-256 of the model's tensors as a model file
-// holds them (safetensors, sorted by name).
-func weightsDigest(m *model.Model) (string, error) {
-	h := sha256.New()
-	if err := checkpoint.WriteSafetensors(h, m.Net.Tensors(), nil); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // errOtherRun marks a log whose header is not this run's (other weights,
@@ -129,7 +116,7 @@ var roundAttackStop func(round, logged int) bool
 func runRoundAttack(a *attack.Attack, cur *model.Model, items []attack.Example, round int, seed int64, workers int,
 	out string, resume bool, progress, stderr io.Writer) ([]string, error) {
 	path := roundLogPath(out, round)
-	digest, err := weightsDigest(cur)
+	digest, err := cur.WeightsDigest()
 	if err != nil {
 		return nil, err
 	}

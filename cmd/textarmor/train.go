@@ -574,12 +574,12 @@ func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Write
 	if err != nil {
 		return nil, usageError{err}
 	}
-	var cfg *defense.Config
+	var cfg *defense.FTMLConfig
 	switch o := obj.(type) {
 	case *defense.FTML:
-		cfg = &o.Config
+		cfg = &o.FTMLConfig
 	case *defense.CML:
-		cfg = &o.Config
+		cfg = &o.FTMLConfig
 	}
 	if cfg != nil {
 		if cfg.Alpha0 > 0 {

@@ -1,10 +1,8 @@
-package attack
+package lexicon
 
 import (
 	"strings"
 	"unicode"
-
-	"github.com/textarmor/textarmor/lexicon"
 )
 
 // Universal part-of-speech tags (Petrov et al. 2012, NLTK's "universal"
@@ -24,14 +22,14 @@ const (
 	TagX    = "X"
 )
 
-// LexiconTagger is a pure-Go stand-in for NLTK's averaged-perceptron tagger
+// POSTagger is a pure-Go stand-in for NLTK's averaged-perceptron tagger
 // (universal tagset). It is a lexicon tagger, not a trained one:
 //
 //   - closed-class words (determiners, pronouns, adpositions, conjunctions,
 //     particles, auxiliaries, common adverbs, number words) come from fixed
 //     lists; digits are NUM and punctuation is ".";
 //   - an open-class word may take the parts of speech WordNet lists for it
-//     (lexicon.WordNet.Synsets with morphy, so inflected forms count);
+//     (WordNet.Synsets with morphy, so inflected forms count);
 //     without WordNet, or for words WordNet lacks, suffix rules guess one;
 //   - among several possible tags, a few context rules pick one (after a
 //     determiner or adjective: adjective if the next word can be a noun,
@@ -40,15 +38,15 @@ const (
 //     senses wins.
 //
 // Its accuracy is well below a trained tagger's on ambiguous words; the
-// constraint built on it (POSAgreement) therefore asks only whether the
+// constraint built on it (attack.POSAgreement) therefore asks only whether the
 // substitute CAN take the original word's tag, which depends on the
 // lexicon rather than on the tagger's choice for the substitute.
-type LexiconTagger struct {
-	WN *lexicon.WordNet // nil: suffix rules only
+type POSTagger struct {
+	WN *WordNet // nil: suffix rules only
 }
 
-// Name implements Tagger.
-func (t LexiconTagger) Name() string {
+// Name implements attack.Tagger.
+func (t POSTagger) Name() string {
 	if t.WN == nil {
 		return "lexicon-tagger(suffix rules)"
 	}
@@ -77,9 +75,9 @@ var closedClass = func() map[string]string {
 }()
 
 var (
-	modals   = lexicon.NewStopSet(strings.Fields("to will would can could shall should may might must do does did ca wo n't")...)
-	subjects = lexicon.NewStopSet(strings.Fields("i you we they he she it who")...)
-	beForms  = lexicon.NewStopSet(strings.Fields("is are was were be been being am 'm 're seems seemed looks looked feels felt very too so quite")...)
+	modals   = NewStopSet(strings.Fields("to will would can could shall should may might must do does did ca wo n't")...)
+	subjects = NewStopSet(strings.Fields("i you we they he she it who")...)
+	beForms  = NewStopSet(strings.Fields("is are was were be been being am 'm 're seems seemed looks looked feels felt very too so quite")...)
 )
 
 // closedTag returns the tag of a closed-class word, a number or punctuation.
@@ -123,13 +121,13 @@ func suffixTag(w string) string {
 }
 
 var wnTags = [...]struct {
-	pos lexicon.POS
+	pos POS
 	tag string
-}{{lexicon.Noun, TagNoun}, {lexicon.Verb, TagVerb}, {lexicon.Adj, TagAdj}, {lexicon.Adv, TagAdv}}
+}{{Noun, TagNoun}, {Verb, TagVerb}, {Adj, TagAdj}, {Adv, TagAdv}}
 
 // Possible returns the tags word can take with their WordNet sense counts
 // (count 0 for a closed-class tag or a suffix guess).
-func (t LexiconTagger) Possible(word string) map[string]int {
+func (t POSTagger) Possible(word string) map[string]int {
 	w := strings.ToLower(word)
 	if tag, ok := closedTag(w); ok {
 		return map[string]int{tag: 0}
@@ -149,13 +147,13 @@ func (t LexiconTagger) Possible(word string) map[string]int {
 }
 
 // CanTake reports whether word can have tag.
-func (t LexiconTagger) CanTake(word, tag string) bool {
+func (t POSTagger) CanTake(word, tag string) bool {
 	_, ok := t.Possible(word)[tag]
 	return ok
 }
 
-// Tag implements Tagger.
-func (t LexiconTagger) Tag(words []string) []string {
+// Tag implements attack.Tagger.
+func (t POSTagger) Tag(words []string) []string {
 	tags := make([]string, len(words))
 	poss := make([]map[string]int, len(words))
 	for i, w := range words {
@@ -174,7 +172,7 @@ func (t LexiconTagger) Tag(words []string) []string {
 	return tags
 }
 
-func (t LexiconTagger) choose(w string, p map[string]int, words, tags []string, poss []map[string]int, i int) string {
+func (t POSTagger) choose(w string, p map[string]int, words, tags []string, poss []map[string]int, i int) string {
 	has := func(tag string) bool { _, ok := p[tag]; return ok }
 	if strings.HasSuffix(w, "ly") && has(TagAdv) {
 		return TagAdv
@@ -221,44 +219,3 @@ func (t LexiconTagger) choose(w string, p map[string]int, words, tags []string, 
 }
 
 func nounable(p map[string]int) bool { _, ok := p[TagNoun]; return ok }
-
-// POSAgreement keeps a substitution when the substitute can take the part
-// of speech the original word has in context (tagged on the text before
-// the substitution), with noun↔verb swaps allowed when AllowNounVerb
-// (TextFooler). It approximates TextAttack's PartOfSpeech constraint (which
-// tags both texts with NLTK's perceptron tagger and compares the two tags)
-// by asking the lexicon whether the substitute can take the tag, since a
-// lexicon tagger's choice for an ambiguous substitute is unreliable.
-type POSAgreement struct {
-	Tagger        LexiconTagger
-	AllowNounVerb bool
-}
-
-// Name implements PostConstraint.
-func (c POSAgreement) Name() string { return "part-of-speech-agreement(" + c.Tagger.Name() + ")" }
-
-// Check implements PostConstraint.
-func (c POSAgreement) Check(_, prev, next []string, i int) bool {
-	// Only a few words of context matter to the tagger's rules.
-	lo, hi := max(i-4, 0), min(i+2, len(prev))
-	tag := c.Tagger.Tag(prev[lo:hi])[i-lo]
-	if c.Tagger.CanTake(next[i], tag) {
-		return true
-	}
-	if c.AllowNounVerb && (tag == TagNoun || tag == TagVerb) {
-		return c.Tagger.CanTake(next[i], TagNoun) || c.Tagger.CanTake(next[i], TagVerb)
-	}
-	return false
-}
-
-// posConstraint builds the POS constraint for a tagger: POSAgreement for the
-// lexicon tagger, PartOfSpeech (tag both texts, compare) otherwise.
-func posConstraint(t Tagger, allowNounVerb bool) PostConstraint {
-	switch lt := t.(type) {
-	case LexiconTagger:
-		return POSAgreement{Tagger: lt, AllowNounVerb: allowNounVerb}
-	case *LexiconTagger:
-		return POSAgreement{Tagger: *lt, AllowNounVerb: allowNounVerb}
-	}
-	return PartOfSpeech{Tagger: t, AllowNounVerb: allowNounVerb}
-}

@@ -1,14 +1,10 @@
-package attack
+package lexicon
 
-import (
-	"strings"
-
-	"github.com/textarmor/textarmor/lexicon"
-)
+import "strings"
 
 // NLTKStopwords is NLTK's English stop-word list (179 words), which
 // TextAttack's PWWS recipe never modifies.
-func NLTKStopwords() lexicon.StopSet { return lexicon.NewStopSet(strings.Fields(nltkEnglish)...) }
+func NLTKStopwords() StopSet { return NewStopSet(strings.Fields(nltkEnglish)...) }
 
 const nltkEnglish = `i me my myself we our ours ourselves you you're you've you'll you'd your
 yours yourself yourselves he him his himself she she's her hers herself it it's its itself they
