@@ -16,12 +16,6 @@ import (
 	"github.com/textarmor/textarmor/train"
 )
 
-// FLAT spec §5 learning rates, used when --lr is not given.
-const (
-	flatLR = 0.005
-	advLR  = 0.01
-)
-
 // flatFlags configure `train --defense flat|adv`: FLAT's attack-and-train
 // rounds (spec flat.md §4) with the FLAT objective or plain cross-entropy.
 type flatFlags struct {
@@ -104,11 +98,8 @@ func (f *flatFlags) prepare(fs *flag.FlagSet, name string, cfg *nn.Config, opt *
 	}
 	lrSet := false
 	fs.Visit(func(fl *flag.Flag) { lrSet = lrSet || fl.Name == "lr" })
-	if !lrSet {
-		opt.LR = advLR
-		if name == "flat" {
-			opt.LR = flatLR
-		}
+	if d, err := defense.Lookup(name); err == nil && d.LR > 0 && !lrSet {
+		opt.LR = d.LR
 		fmt.Fprintf(stderr, "%s: learning rate %g (FLAT spec §5; give --lr to change it)\n", name, opt.LR)
 	}
 	if name == "flat" {
