@@ -15,6 +15,7 @@ import (
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
@@ -218,7 +219,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sum := attack.Summarize(results)
-	var agr *Agreement
+	var agr *explain.Agreement
 	if ef.method != "" {
 		if out != "" {
 			// Keep the pairs' scores beside the CSV so that a stopped
@@ -273,7 +274,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  truncated texts:        %d (the model reads their first %d tokens)\n", truncated, m.MaxLen)
 	}
 	if agr != nil {
-		agr.print(stdout)
+		printAgreement(stdout, agr)
 	}
 	for _, d := range cfg.Deviations {
 		fmt.Fprintf(stdout, "  deviation: %s\n", d)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
 )
@@ -25,10 +26,10 @@ func TestAttackExplainAgreement(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", method, code, stderr)
 		}
 		var rep struct {
-			Successful int       `json:"successful"`
-			Tau        float64   `json:"kendall_tau"`
-			TI         float64   `json:"topk_intersection"`
-			Explain    Agreement `json:"explain"`
+			Successful int               `json:"successful"`
+			Tau        float64           `json:"kendall_tau"`
+			TI         float64           `json:"topk_intersection"`
+			Explain    explain.Agreement `json:"explain"`
 		}
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatalf("%s: %v: %s", method, err, stdout)
@@ -57,8 +58,8 @@ func TestAttackExplainAgreement(t *testing.T) {
 		t.Fatal(err)
 	}
 	ef := explainFlags{method: "ig", k: 5}
-	s := ef.pair(m, "the movie was good and fun to watch", "the movie was good and fun to watch", 1, nil)
-	if s.err != nil || !s.explainedOK || !s.tauOK || math.Abs(s.tau-1) > 1e-12 || s.ti != 1 {
+	s, err := explain.ScorePair(m, ef.method, ef.k, "the movie was good and fun to watch", "the movie was good and fun to watch", 1, nil)
+	if err != nil || !s.Explained || !s.TauOK || math.Abs(s.Tau-1) > 1e-12 || s.TI != 1 {
 		t.Errorf("self pair %+v", s)
 	}
 }
@@ -75,8 +76,8 @@ func TestAttackExplainGoldLabel(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var rep struct {
-		Successful int       `json:"successful"`
-		Explain    Agreement `json:"explain"`
+		Successful int               `json:"successful"`
+		Explain    explain.Agreement `json:"explain"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 		t.Fatal(err)
@@ -91,10 +92,15 @@ func TestAttackExplainGoldLabel(t *testing.T) {
 		t.Fatal(err)
 	}
 	ids := m.Encode("the movie was good and fun to watch")
+	attributions := func(method string, classes []int) ([][]float64, error) {
+		if method == "ig" {
+			return explain.IG(m.Net, ids, classes, 0)
+		}
+		return explain.LIME(m.Net, ids, classes, explain.LIMEOptions{Seed: 1})
+	}
 	for _, method := range []string{"ig", "lime"} {
-		ef := explainFlags{method: method, k: 5}
-		one, err1 := ef.attributions(m, ids, 1, []int{1})
-		every, err2 := ef.attributions(m, ids, 1, nil)
+		one, err1 := attributions(method, []int{1})
+		every, err2 := attributions(method, nil)
 		if err1 != nil || err2 != nil || len(one) != 1 || len(every) != 2 || !slices.Equal(one[0], every[1]) {
 			t.Errorf("%s: class 1 alone %v, every class %v (%v, %v)", method, one, every, err1, err2)
 		}
@@ -118,52 +124,21 @@ func TestAttackExplainGoldLabel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var want []pairScore
+	var want []explain.PairScore
 	for _, r := range rs {
-		s := ef.pair(m, r.OriginalText, r.PerturbedText, 7+int64(r.Index), []int{r.GroundTruth})
-		s.gold = r.GroundTruth
+		s, err := explain.ScorePair(m, ef.method, ef.k, r.OriginalText, r.PerturbedText, 7+int64(r.Index), []int{r.GroundTruth})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Gold = r.GroundTruth
 		want = append(want, s)
 	}
-	if w := aggregate(want, true); got.TopK != w.TopK || got.KendallTau != w.KendallTau || got.Pairs != 3 {
+	if w := explain.Aggregate(want, true); got.TopK != w.TopK || got.KendallTau != w.KendallTau || got.Pairs != 3 {
 		t.Errorf("gold run %+v, want TI %g τ %g", got, w.TopK, w.KendallTau)
 	}
 	if code, _, _ := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--synonyms", syn,
 		"--explain", "ig", "--explain-label", "pred"); code != 2 {
 		t.Errorf("--explain-label pred: exit %d, want 2", code)
-	}
-}
-
-// aggregate: a plain mean over pairs, or per gold class then over classes.
-func TestAgreementAggregate(t *testing.T) {
-	scores := []pairScore{
-		{gold: 0, ti: 0.2, tau: 0.1, tauOK: true, explainedOK: true},
-		{gold: 0, ti: 0.4, tau: 0.3, tauOK: true, explainedOK: true},
-		{gold: 1, ti: 1.0, tau: 0.9, tauOK: true, explainedOK: true, mismatch: true},
-		{gold: 1, ti: 0.6, undef: 1, explainedOK: true},
-		{gold: 1, explainedOK: false}, // an empty text: not a pair
-	}
-	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
-	all := aggregate(scores, false)
-	if all.Pairs != 4 || all.TauPairs != 3 || all.TauUndefined != 1 || all.LengthMismatch != 1 ||
-		!near(all.TopK, (0.2+0.4+1.0+0.6)/4) || !near(all.KendallTau, (0.1+0.3+0.9)/3) {
-		t.Errorf("all: %+v", all)
-	}
-	gold := aggregate(scores, true)
-	if gold.Pairs != 4 || !near(gold.TopK, ((0.2+0.4)/2+(1.0+0.6)/2)/2) || !near(gold.KendallTau, ((0.1+0.3)/2+0.9)/2) {
-		t.Errorf("gold: %+v", gold)
-	}
-	// Standard errors, written out: sample variance / n under the root;
-	// the gold macro average adds the classes' squared errors (a class of
-	// one τ adds none) and divides by the number of classes.
-	seTI := math.Sqrt((0.35 / 3) / 4) // deviations from 0.55: −.35 −.15 .45 .05
-	seTau := math.Sqrt((0.01 + 0.09 + 0.81 - 1.3*1.3/3) / 2 / 3)
-	if !near(all.TopKSE, seTI) || !near(all.KendallTauSE, seTau) {
-		t.Errorf("all: SE %v / %v, want %v / %v", all.KendallTauSE, all.TopKSE, seTau, seTI)
-	}
-	goldTI := math.Sqrt(0.02/2+0.08/2) / 2
-	goldTau := math.Sqrt(0.02/2) / 2
-	if !near(gold.TopKSE, goldTI) || !near(gold.KendallTauSE, goldTau) {
-		t.Errorf("gold: SE %v / %v, want %v / %v", gold.KendallTauSE, gold.TopKSE, goldTau, goldTI)
 	}
 }
 
@@ -174,7 +149,7 @@ func TestAgreementAggregate(t *testing.T) {
 func TestAttackExplainPairs(t *testing.T) {
 	dir := t.TempDir()
 	te, syn, mdir := attackFixture(t, dir)
-	run := func(extra ...string) Agreement {
+	run := func(extra ...string) explain.Agreement {
 		args := append([]string{"attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--protocol", "flat",
 			"--synonyms", syn, "--wordnet", filepath.Join(dir, "none"), "--n", "30", "--workers", "2", "--json", "--quiet", "--explain", "ig"}, extra...)
 		code, stdout, stderr := runCmd(t, args...)
@@ -182,7 +157,7 @@ func TestAttackExplainPairs(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
 		}
 		var rep struct {
-			Explain Agreement `json:"explain"`
+			Explain explain.Agreement `json:"explain"`
 		}
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatal(err)

@@ -136,7 +136,7 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		sc, unknown := wordScores(m, scores[0], ids, wordOf, len(toks))
+		sc, unknown := explain.WordScores(m, scores[0], ids, wordOf, len(toks))
 		if asJSON {
 			if err := enc.Encode(map[string]any{"text": s, "tokens": toks, "scores": sc, "method": method,
 				"class": c, "label": m.Classes[c], "probs": probs}); err != nil {
@@ -202,28 +202,6 @@ func argmax32(p []float32) int {
 		}
 	}
 	return b
-}
-
-// wordScores adds per-id scores into per-word ones (a transformer's word
-// pieces into their words; [CLS] and [SEP] belong to none) and marks the
-// words whose ids are all unknown to the model.
-func wordScores(m *model.Model, perID []float64, ids []int32, wordOf []int, words int) ([]float64, []bool) {
-	sc := make([]float64, words)
-	known := make([]bool, words)
-	seen := make([]bool, words)
-	for i, w := range wordOf {
-		if w < 0 || w >= words {
-			continue
-		}
-		sc[w] += perID[i]
-		seen[w] = true
-		known[w] = known[w] || m.Known(ids[i])
-	}
-	unknown := make([]bool, words)
-	for w := range unknown {
-		unknown[w] = seen[w] && !known[w]
-	}
-	return sc, unknown
 }
 
 // printable writes control characters of s (terminal escape sequences,

@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
+
+	"github.com/textarmor/textarmor/explain"
 )
 
 // The explain journal keeps each explained pair's scores beside the attack
@@ -55,8 +57,8 @@ func pairDigest(orig, adv string) string {
 	return fmt.Sprintf("%016x", h.Sum64())
 }
 
-func (l journalLine) score() pairScore {
-	return pairScore{gold: l.Gold, tau: l.Tau, ti: l.TI, tauOK: l.TauOK, undef: l.Undefined, mismatch: l.Mismatch, explainedOK: l.Explained}
+func (l journalLine) score() explain.PairScore {
+	return explain.PairScore{Gold: l.Gold, Tau: l.Tau, TI: l.TI, TauOK: l.TauOK, Undefined: l.Undefined, Mismatch: l.Mismatch, Explained: l.Explained}
 }
 
 // journalPath names the journal of an attack CSV for these settings; the

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/textarmor/textarmor/explain"
 	"maps"
 	"os"
 	"path/filepath"
@@ -25,14 +26,14 @@ func TestAttackExplainJournalResumes(t *testing.T) {
 			"--synonyms", syn, "--wordnet", filepath.Join(dir, "none"), "--n", "30", "--workers", "2", "--json", "--quiet",
 			"--explain", "ig", "--out", csvPath}, extra...)
 	}
-	run := func(extra ...string) Agreement {
+	run := func(extra ...string) explain.Agreement {
 		t.Helper()
 		code, stdout, stderr := runCmd(t, attackArgs(extra...)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
 		}
 		var rep struct {
-			Explain Agreement `json:"explain"`
+			Explain explain.Agreement `json:"explain"`
 		}
 		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
 			t.Fatal(err)
@@ -68,11 +69,11 @@ func TestAttackExplainJournalResumes(t *testing.T) {
 	}
 	// The journal alone reproduces the agreement (summed in example order,
 	// as the run sums).
-	var scores []pairScore
+	var scores []explain.PairScore
 	for _, i := range slices.Sorted(maps.Keys(first)) {
 		scores = append(scores, first[i].score())
 	}
-	if a := aggregate(scores, false); a.TopK != full.TopK || a.KendallTau != full.KendallTau || a.Pairs != full.Pairs {
+	if a := explain.Aggregate(scores, false); a.TopK != full.TopK || a.KendallTau != full.KendallTau || a.Pairs != full.Pairs {
 		t.Fatalf("journal aggregates to %+v, the run said %+v", a, full)
 	}
 
