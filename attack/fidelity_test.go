@@ -156,13 +156,13 @@ func TestRecipeNeeds(t *testing.T) {
 	}{
 		{"pwws", ProtocolPaper, Needs{WordNet: true, OOV: true}},
 		{"pwws", ProtocolFTML, Needs{Synonyms: true}},
-		{"textfooler", ProtocolFLAT, Needs{Synonyms: true, Nearest: true, Tagger: true, OOV: true}},
-		{"ga", ProtocolPaper, Needs{Synonyms: true, Nearest: true, LM: true, OOV: true}},
-		{"alzantot", ProtocolFTML, Needs{Synonyms: true}},
-		{"pso", ProtocolFTML, Needs{Synonyms: true}},
-		{"iga", ProtocolFLAT, Needs{Synonyms: true, Nearest: true, OOV: true}},
-		{"hla", ProtocolFTML, Needs{Synonyms: true, Encoder: true}},
-		{"hla", ProtocolPaper, Needs{Synonyms: true, Nearest: true, Encoder: true, OOV: true}},
+		{"textfooler", ProtocolFLAT, Needs{Synonyms: true, Nearest: true, NearestK: 50, NearestCos: 0.5, Tagger: true, OOV: true}},
+		{"ga", ProtocolPaper, Needs{Synonyms: true, Nearest: true, NearestK: 8, NearestCos: 0.75, LM: true, OOV: true}},
+		{"alzantot", ProtocolFTML, Needs{Synonyms: true, NearestK: 8, NearestCos: 0.75}},
+		{"pso", ProtocolFTML, Needs{Synonyms: true, NearestK: 50, NearestCos: 0.5}},
+		{"iga", ProtocolFLAT, Needs{Synonyms: true, Nearest: true, NearestK: 50, NearestCos: 0.75, OOV: true}},
+		{"hla", ProtocolFTML, Needs{Synonyms: true, Encoder: true, NearestK: 50, NearestCos: 0.5}},
+		{"hla", ProtocolPaper, Needs{Synonyms: true, Nearest: true, NearestK: 50, NearestCos: 0.5, Encoder: true, OOV: true}},
 	}
 	for _, c := range cases {
 		rc, err := LookupRecipe(c.recipe)

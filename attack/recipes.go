@@ -71,8 +71,13 @@ type Needs struct {
 	// WordNet: WordNet synonyms (PWWS outside the FTML protocol).
 	WordNet bool
 	// Nearest: the recipe takes its substitutes from word vectors when
-	// they are given (Resources.Nearest), else from Synonyms.
-	Nearest bool
+	// they are given (Resources.Nearest), else from Synonyms; NearestK and
+	// NearestCos are its paper's neighbourhood: the k nearest words with
+	// cosine ≥ NearestCos (TextFooler's 50 and 0.5; Alzantot's 8 with
+	// squared distance ≤ 0.5, i.e. cosine ≥ 0.75 on unit vectors).
+	Nearest    bool
+	NearestK   int
+	NearestCos float64
 	// Tagger: a POS tagger (TextFooler's POS constraint).
 	Tagger bool
 	// Encoder: a sentence encoder for HLA's similarity (word vectors, or
@@ -121,7 +126,9 @@ func (rc Recipe) Build(protocol string, r Resources) (*Configured, error) {
 
 // Recipes lists the available recipes, sorted by name.
 func Recipes() []Recipe {
-	nearest := func(protocol string, n *Needs) { n.Nearest = protocol != ProtocolFTML }
+	nearest := func(protocol string, n *Needs) {
+		n.Nearest, n.NearestK, n.NearestCos = protocol != ProtocolFTML, 50, 0.5
+	}
 	rs := []Recipe{
 		{Name: "pwws", Summary: "PWWS (Ren et al. 2019): greedy by softmax(UNK saliency) × best-swap score (TextAttack; gain under --protocol ftml)", build: buildPWWS,
 			needs: func(protocol string, n *Needs) {
@@ -132,11 +139,15 @@ func Recipes() []Recipe {
 		{Name: "textfooler", Summary: "TextFooler (Jin et al. 2020): greedy by deletion importance over counter-fitted neighbours", build: buildTextFooler,
 			needs: func(protocol string, n *Needs) { nearest(protocol, n); n.Tagger = true }},
 		{Name: "ga", Aliases: []string{"genetic", "alzantot"}, Summary: "genetic algorithm (Alzantot et al. 2018)", build: buildGA,
-			needs: func(protocol string, n *Needs) { nearest(protocol, n); n.LM = protocol != ProtocolFTML }},
+			needs: func(protocol string, n *Needs) {
+				nearest(protocol, n)
+				n.NearestK, n.NearestCos, n.LM = 8, 0.75, protocol != ProtocolFTML
+			}},
 		{Name: "pso", Summary: "particle swarm optimisation (Zang et al. 2020)", build: buildPSO, needs: nearest},
 		{Name: "hla", Summary: "hard-label attack (Maheshwary et al. 2021): random init, search-space reduction, genetic optimisation on labels only", build: buildHLA,
 			needs: func(protocol string, n *Needs) { nearest(protocol, n); n.Encoder = true }},
-		{Name: "iga", Aliases: []string{"improved-genetic"}, Summary: "improved genetic algorithm (Wang, Jin & He 2019)", build: buildIGA, needs: nearest},
+		{Name: "iga", Aliases: []string{"improved-genetic"}, Summary: "improved genetic algorithm (Wang, Jin & He 2019)", build: buildIGA,
+			needs: func(protocol string, n *Needs) { nearest(protocol, n); n.NearestCos = 0.75 }},
 	}
 	sort.Slice(rs, func(a, b int) bool { return rs[a].Name < rs[b].Name })
 	return rs

@@ -89,7 +89,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 			return usageError{err}
 		}
 	}
-	if err := nf.resolve(fs, rc.Name); err != nil {
+	if err := nf.resolve(fs, rc.Needs(protocol)); err != nil {
 		return err
 	}
 	switch protocol {

@@ -37,8 +37,9 @@ func (nf *nearestFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&nf.vocab, "nn-vocab", 100000, "with --vectors: substitutes may also be the first nn-vocab words of the vectors file that the model lacks (they reach it as UNK, as in TextAttack); 0 = model vocabulary only")
 }
 
-// resolve applies the recipe's own values where the flags were not given.
-func (nf *nearestFlags) resolve(fs *flag.FlagSet, recipe string) error {
+// resolve applies the recipe's own neighbourhood (attack.Needs) where
+// --nn-k and --nn-cos were not given.
+func (nf *nearestFlags) resolve(fs *flag.FlagSet, need attack.Needs) error {
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "nn-k":
@@ -47,20 +48,11 @@ func (nf *nearestFlags) resolve(fs *flag.FlagSet, recipe string) error {
 			nf.cosSet = true
 		}
 	})
-	// Alzantot's GA: the 8 nearest with squared distance ≤ 0.5 (cosine ≥
-	// 0.75 on unit vectors); IGA: the 50 nearest with the same bound.
-	switch recipe {
-	case "ga":
-		if !nf.kSet {
-			nf.k = 8
-		}
-		if !nf.cosSet {
-			nf.cos = 0.75
-		}
-	case "iga":
-		if !nf.cosSet {
-			nf.cos = 0.75
-		}
+	if need.NearestK > 0 && !nf.kSet {
+		nf.k = need.NearestK
+	}
+	if need.NearestK > 0 && !nf.cosSet {
+		nf.cos = need.NearestCos
 	}
 	return checkNumbers(nf.numbers()...)
 }
