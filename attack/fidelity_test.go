@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/text"
 )
@@ -172,5 +174,23 @@ func TestRecipeNeeds(t *testing.T) {
 		if got := rc.Needs(c.protocol); got != c.want {
 			t.Errorf("%s under %q needs %+v, want %+v", c.recipe, c.protocol, got, c.want)
 		}
+	}
+}
+
+// TestSampleOrderAndExamplesOf: the first n, or the first n of a seeded
+// permutation (the same for the same seed), each example keeping its
+// index in the split.
+func TestSampleOrderAndExamplesOf(t *testing.T) {
+	if got := SampleOrder(5, 3, 9, false); !slices.Equal(got, []int{0, 1, 2}) {
+		t.Fatalf("first 3: %v", got)
+	}
+	a, b := SampleOrder(50, 10, 9, true), SampleOrder(50, 10, 9, true)
+	if !slices.Equal(a, b) || slices.Equal(a, SampleOrder(50, 10, 9, false)) || len(SampleOrder(50, 0, 9, true)) != 50 {
+		t.Fatalf("seeded sample %v, %v", a, b)
+	}
+	split := []dataset.Example{{Text: "a", Label: 0}, {Text: "b", Label: 1}, {Text: "c", Label: 1}}
+	ex := ExamplesOf(split, []int{2, 0})
+	if len(ex) != 2 || ex[0] != (Example{Index: 2, Text: "c", Label: 1}) || ex[1] != (Example{Index: 0, Text: "a", Label: 0}) {
+		t.Fatalf("ExamplesOf = %+v", ex)
 	}
 }

@@ -164,11 +164,7 @@ func demoAttack(m *model.Model, syn *lexicon.Neighbors, test []dataset.Example, 
 	if err != nil {
 		return attack.Summary{}, err
 	}
-	ex := make([]attack.Example, len(test))
-	for i, e := range test {
-		ex[i] = attack.Example{Index: i, Text: e.Text, Label: e.Label}
-	}
-	rs, err := attack.RunAll(context.Background(), cfg.Attack, attack.FromModel(m), ex, attack.RunOptions{Workers: runtime.NumCPU(), Seed: seed})
+	rs, err := attack.RunAll(context.Background(), cfg.Attack, attack.FromModel(m), attack.ExamplesOf(test, nil), attack.RunOptions{Workers: runtime.NumCPU(), Seed: seed})
 	if err != nil {
 		return attack.Summary{}, err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -129,20 +128,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	order := make([]int, len(ex))
-	for i := range order {
-		order[i] = i
-	}
-	if protocol == attack.ProtocolFTML || *shuffle {
-		order = rand.New(rand.NewSource(seed)).Perm(len(ex))
-	}
-	if n > 0 && n < len(order) {
-		order = order[:n]
-	}
-	items := make([]attack.Example, len(order))
-	for k, i := range order {
-		items[k] = attack.Example{Index: i, Text: ex[i].Text, Label: ex[i].Label}
-	}
+	items := attack.ExamplesOf(ex, attack.SampleOrder(len(ex), n, seed, protocol == attack.ProtocolFTML || *shuffle))
 	truncated := 0
 	for _, it := range items {
 		if _, dropped := m.EncodeCounted(it.Text); dropped > 0 {

@@ -652,14 +652,7 @@ func (tb *ftmlTable) attack(m *model.Model, def, recipe string) (tableCell, erro
 	if tb.quick {
 		quickNote = shrinkSearch(cfg.Attack)
 	}
-	order := rand.New(rand.NewSource(tb.seed)).Perm(len(tb.ds.Test))
-	if tb.passN < len(order) {
-		order = order[:tb.passN]
-	}
-	items := make([]attack.Example, len(order))
-	for k, i := range order {
-		items[k] = attack.Example{Index: i, Text: tb.ds.Test[i].Text, Label: tb.ds.Test[i].Label}
-	}
+	items := attack.ExamplesOf(tb.ds.Test, attack.SampleOrder(len(tb.ds.Test), tb.passN, tb.seed, true))
 	csvPath := filepath.Join(tb.out, def, recipe+".csv")
 	_, statErr := os.Stat(csvPath)
 	opt := attack.RunOptions{Workers: tb.workers, Seed: tb.seed, CSV: csvPath, Resume: statErr == nil, Progress: tb.stderr}

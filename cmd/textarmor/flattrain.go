@@ -154,10 +154,7 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 		fmt.Fprintf(stderr, "deviation: %s\n", d)
 	}
 	atk := func(cur *model.Model, ex []dataset.Example, round int) ([]string, error) {
-		items := make([]attack.Example, len(ex))
-		for i, e := range ex {
-			items[i] = attack.Example{Index: i, Text: e.Text, Label: e.Label}
-		}
+		items := attack.ExamplesOf(ex, nil)
 		// The previous round's log is no longer needed: its phase is checkpointed.
 		os.Remove(roundLogPath(opt.Out, round-1))
 		return runRoundAttack(cfg.Attack, cur, items, round, opt.Seed+int64(round), f.workers, opt.Out, opt.Resume, opt.Progress, stderr)

@@ -1,0 +1,40 @@
+package attack
+
+import (
+	"math/rand"
+
+	"github.com/textarmor/textarmor/dataset"
+)
+
+// SampleOrder picks the examples of a split of size examples to attack:
+// the first n, or (shuffle) the first n of a permutation seeded by seed,
+// the FTML protocol's sample. n ≤ 0 takes them all.
+func SampleOrder(size, n int, seed int64, shuffle bool) []int {
+	var order []int
+	if shuffle {
+		order = rand.New(rand.NewSource(seed)).Perm(size)
+	} else {
+		order = make([]int, size)
+		for i := range order {
+			order[i] = i
+		}
+	}
+	if n > 0 && n < len(order) {
+		order = order[:n]
+	}
+	return order
+}
+
+// ExamplesOf turns the examples of split at the indices of order (nil:
+// all, in order) into attack examples, each identified, and its attack
+// seeded, by its index in the split.
+func ExamplesOf(split []dataset.Example, order []int) []Example {
+	if order == nil {
+		order = SampleOrder(len(split), 0, 0, false)
+	}
+	out := make([]Example, len(order))
+	for k, i := range order {
+		out[k] = Example{Index: i, Text: split[i].Text, Label: split[i].Label}
+	}
+	return out
+}
