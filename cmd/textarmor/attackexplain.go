@@ -11,6 +11,7 @@ import (
 
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/explain"
+	"github.com/textarmor/textarmor/internal/jsonl"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -93,7 +94,7 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 	}
 	scores := make([]explain.PairScore, len(idx))
 	todo := make([]int, 0, len(idx))
-	var jr *jsonLinesWriter
+	var jr *jsonl.Writer
 	if e.journal != "" {
 		h := journalHeader{Model: e.model, Method: e.method, K: e.k, Label: e.labelMode(), Seed: seed}
 		j, done, err := openJournal(e.journal, h, e.resume)
@@ -138,7 +139,7 @@ func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, worke
 				s, err := explain.ScorePair(m, e.method, e.k, r.OriginalText, r.PerturbedText, seed+int64(r.Index), classes)
 				s.Gold = r.GroundTruth
 				if err == nil && jr != nil {
-					if werr := jr.write(journalLine{Index: r.Index, Texts: pairDigest(r.OriginalText, r.PerturbedText), Gold: s.Gold,
+					if werr := jr.Write(journalLine{Index: r.Index, Texts: pairDigest(r.OriginalText, r.PerturbedText), Gold: s.Gold,
 						Tau: s.Tau, TI: s.TI, TauOK: s.TauOK, Undefined: s.Undefined, Mismatch: s.Mismatch, Explained: s.Explained}); werr != nil {
 						err = fmt.Errorf("%s: %w", e.journal, werr)
 					}

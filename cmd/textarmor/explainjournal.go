@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/textarmor/textarmor/explain"
+	"github.com/textarmor/textarmor/internal/jsonl"
 )
 
 // The explain journal keeps each explained pair's scores beside the attack
@@ -72,7 +73,7 @@ func (e *explainFlags) journalPath(csvPath string) string {
 // the pairs it already holds, keyed by example index. A torn last line (a
 // write cut off by a stop) is dropped; any other unreadable line, or a
 // header of other settings, is an error naming the file and line.
-func openJournal(path string, want journalHeader, resume bool) (*jsonLinesWriter, map[int]journalLine, error) {
+func openJournal(path string, want journalHeader, resume bool) (*jsonl.Writer, map[int]journalLine, error) {
 	want.Journal, want.Version = journalKind, journalVersion
 	done := map[int]journalLine{}
 	good := int64(0)
@@ -88,7 +89,7 @@ func openJournal(path string, want journalHeader, resume bool) (*jsonLinesWriter
 			}
 		}
 	}
-	j, err := openJSONLines(path, good, want)
+	j, err := jsonl.Open(path, good, want)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -98,7 +99,7 @@ func openJournal(path string, want journalHeader, resume bool) (*jsonLinesWriter
 // readJournal parses data into done and returns the length of its complete
 // lines (0 when not even the header is complete).
 func readJournal(path string, data []byte, want journalHeader, done map[int]journalLine) (int64, error) {
-	return scanJSONLines(data, func(line int, raw []byte) error {
+	return jsonl.Scan(data, func(line int, raw []byte) error {
 		if line == 1 {
 			var h journalHeader
 			if err := strictUnmarshal(raw, &h); err != nil || h.Journal != journalKind {

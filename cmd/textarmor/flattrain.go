@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 
 	"github.com/textarmor/textarmor/attack"
@@ -77,6 +76,10 @@ func (f *flatFlags) checkFlag(name, defenseName string) error {
 	}
 	return nil
 }
+
+// roundAttackStop, when set (tests), interrupts a round's attack as a
+// kill would (defense.JournalOptions.Interrupt).
+var roundAttackStop func(round, logged int) bool
 
 // isRounds reports whether a defense trains with attack rounds.
 func isRounds(name string) bool { return name == "flat" || name == "adv" }
@@ -153,12 +156,8 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 	for _, d := range cfg.Deviations {
 		fmt.Fprintf(stderr, "deviation: %s\n", d)
 	}
-	atk := func(cur *model.Model, ex []dataset.Example, round int) ([]string, error) {
-		items := attack.ExamplesOf(ex, nil)
-		// The previous round's log is no longer needed: its phase is checkpointed.
-		os.Remove(roundLogPath(opt.Out, round-1))
-		return runRoundAttack(cfg.Attack, cur, items, round, opt.Seed+int64(round), f.workers, opt.Out, opt.Resume, opt.Progress, stderr)
-	}
+	atk := defense.JournaledAttacker(cfg.Attack, defense.JournalOptions{Out: opt.Out, Resume: opt.Resume, Seed: opt.Seed,
+		Workers: f.workers, Progress: opt.Progress, Log: stderr, Interrupt: roundAttackStop})
 	deviations := append([]string(nil), cfg.Deviations...)
 	opt.Info["adversarial_rounds"] = f.info(opt.Epochs)
 	opt.Info["adversarial_attack"] = cfg.Description
@@ -170,9 +169,7 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 	if err != nil {
 		return nil, err
 	}
-	for r := 1; r <= f.rounds; r++ {
-		os.Remove(roundLogPath(opt.Out, r))
-	}
+	defense.RemoveRoundJournals(opt.Out, f.rounds)
 	// Record the rounds in the saved (best-dev) model.
 	best, err := model.Load(opt.Out)
 	if err != nil {

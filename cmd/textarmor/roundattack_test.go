@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -35,7 +36,7 @@ func TestRoundAttackResumes(t *testing.T) {
 	if code == 0 || !strings.Contains(stderr, "round attack stopped") {
 		t.Fatalf("interrupted run: exit %d: %s", code, stderr)
 	}
-	log := roundLogPath(cut, 2)
+	log := defense.RoundJournalPath(cut, 2)
 	data, err := os.ReadFile(log)
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ func TestRoundAttackResumes(t *testing.T) {
 	if n := strings.Count(string(data), "\n"); n != 1+stopAt {
 		t.Fatalf("round 2 log has %d lines, want %d", n, 1+stopAt)
 	}
-	if _, err := os.Stat(roundLogPath(cut, 1)); !os.IsNotExist(err) {
+	if _, err := os.Stat(defense.RoundJournalPath(cut, 1)); !os.IsNotExist(err) {
 		t.Errorf("round 1's log outlived its phase: %v", err)
 	}
 	// A write cut short by the kill.
@@ -64,7 +65,7 @@ func TestRoundAttackResumes(t *testing.T) {
 		t.Errorf("resumed run attacked %v, want round 2 only, %d examples", attacked, 60-stopAt)
 	}
 	for r := 1; r <= 2; r++ {
-		if _, err := os.Stat(roundLogPath(cut, r)); !os.IsNotExist(err) {
+		if _, err := os.Stat(defense.RoundJournalPath(cut, r)); !os.IsNotExist(err) {
 			t.Errorf("round %d's log left after the run: %v", r, err)
 		}
 	}
@@ -87,45 +88,5 @@ func TestRoundAttackResumes(t *testing.T) {
 				t.Fatalf("parameter %d[%d]: resumed %v, uninterrupted %v", i, j, pb[i].Value.Data[j], v)
 			}
 		}
-	}
-}
-
-// TestRoundLogOtherRun checks that a log written against other weights is
-// discarded on resume, and that a damaged line before the last is an error
-// naming the file and line.
-func TestRoundLogOtherRun(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.round1.attack.jsonl")
-	hdr := roundLogHeader{Round: 1, N: 3, Seed: 8, Weights: "aa"}
-	lg, prev, stale, err := openRoundLog(path, hdr, true)
-	if err != nil || len(prev) != 0 || stale {
-		t.Fatalf("new log: %v %v %v", prev, stale, err)
-	}
-	lg.write(roundLogEntry{Index: 0, Type: "Successful", Text: "x"})
-	lg.write(roundLogEntry{Index: 2, Type: "Failed", Text: "y"})
-	lg.Close()
-
-	lg, prev, stale, err = openRoundLog(path, hdr, true)
-	if err != nil || len(prev) != 2 || prev[2].Text != "y" || stale {
-		t.Fatalf("same run: %v %v %v", prev, stale, err)
-	}
-	lg.Close()
-	other := hdr
-	other.Weights = "bb"
-	lg, prev, stale, err = openRoundLog(path, other, true)
-	if err != nil || len(prev) != 0 || !stale {
-		t.Fatalf("other weights: kept %v, stale %v (%v)", prev, stale, err)
-	}
-	lg.Close()
-	if _, _, ok, _ := readRoundLog(path, hdr); ok {
-		t.Error("the old run's log was not replaced")
-	}
-
-	os.WriteFile(path, []byte(`{"round":1,"n":3,"seed":8,"weights_sha256":"aa"}`+"\n{bad\n"+`{"index":1,"type":"Failed","text":"z"}`+"\n"), 0o666)
-	if _, _, _, err := openRoundLog(path, hdr, true); err == nil || !strings.Contains(err.Error(), path+":2:") {
-		t.Errorf("damaged line 2: %v", err)
-	}
-	os.WriteFile(path, []byte(`{"round":1,"n":3,"seed":8,"weights_sha256":"aa"}`+"\n"+`{"index":7,"type":"Failed","text":"z"}`+"\n"), 0o666)
-	if _, _, _, err := openRoundLog(path, hdr, true); err == nil || !strings.Contains(err.Error(), "index 7") {
-		t.Errorf("index outside the round: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package defense
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/internal/jsonl"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -18,22 +20,24 @@ import (
 // file's first line names the attacked model's weights: a log written
 // against other weights is discarded, never mixed in.
 
-// roundLogHeader is the first line of a round's attack log.
-type roundLogHeader struct {
+// roundJournalHeader is the first line of a round's attack log.
+type roundJournalHeader struct {
 	Round   int    `json:"round"`
 	N       int    `json:"n"`
 	Seed    int64  `json:"seed"`
 	Weights string `json:"weights_sha256"`
 }
 
-// roundLogEntry is one attacked example: the text the round trains on.
-type roundLogEntry struct {
+// roundJournalEntry is one attacked example: the text the round trains on.
+type roundJournalEntry struct {
 	Index int               `json:"index"`
 	Type  attack.ResultType `json:"type"`
 	Text  string            `json:"text"`
 }
 
-func roundLogPath(out string, round int) string {
+// RoundJournalPath is where round round of the run writing out keeps its
+// attack journal.
+func RoundJournalPath(out string, round int) string {
 	return fmt.Sprintf("%s.round%d.attack.jsonl", out, round)
 }
 
@@ -41,12 +45,12 @@ func roundLogPath(out string, round int) string {
 // round, sample or seed).
 var errOtherRun = errors.New("made by another run")
 
-// readRoundLog returns the entries of a log whose header equals want and
+// readRoundJournal returns the entries of a log whose header equals want and
 // the byte length of its complete lines. A last line cut short by an
 // interrupted write is dropped; any other bad line is an error naming the
 // file and line. ok is false when the file is missing; a log of another
 // run is errOtherRun.
-func readRoundLog(path string, want roundLogHeader) (entries map[int]roundLogEntry, good int64, ok bool, err error) {
+func readRoundJournal(path string, want roundJournalHeader) (entries map[int]roundJournalEntry, good int64, ok bool, err error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, 0, false, nil
@@ -54,16 +58,16 @@ func readRoundLog(path string, want roundLogHeader) (entries map[int]roundLogEnt
 	if err != nil {
 		return nil, 0, false, err
 	}
-	entries = map[int]roundLogEntry{}
-	good, err = scanJSONLines(data, func(line int, raw []byte) error {
+	entries = map[int]roundJournalEntry{}
+	good, err = jsonl.Scan(data, func(line int, raw []byte) error {
 		if line == 1 {
-			var h roundLogHeader
+			var h roundJournalHeader
 			if json.Unmarshal(raw, &h) != nil || h != want {
 				return fmt.Errorf("%s: %w", path, errOtherRun)
 			}
 			return nil
 		}
-		var e roundLogEntry
+		var e roundJournalEntry
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return fmt.Errorf("%s:%d: %w", path, line, err)
 		}
@@ -79,49 +83,84 @@ func readRoundLog(path string, want roundLogHeader) (entries map[int]roundLogEnt
 	return entries, good, good > 0, nil
 }
 
-// openRoundLog opens a round's attack log for appending. With resume it
+// openRoundJournal opens a round's attack log for appending. With resume it
 // keeps the entries of a matching log (returned); otherwise, or when the
 // log belongs to another run (stale), it starts a new one.
-func openRoundLog(path string, hdr roundLogHeader, resume bool) (lg *jsonLinesWriter, prev map[int]roundLogEntry, stale bool, err error) {
+func openRoundJournal(path string, hdr roundJournalHeader, resume bool) (lg *jsonl.Writer, prev map[int]roundJournalEntry, stale bool, err error) {
 	if resume {
-		entries, good, ok, err := readRoundLog(path, hdr)
+		entries, good, ok, err := readRoundJournal(path, hdr)
 		stale = errors.Is(err, errOtherRun)
 		if err != nil && !stale {
 			return nil, nil, false, err
 		}
 		if ok {
-			if lg, err = openJSONLines(path, good, nil); err != nil {
+			if lg, err = jsonl.Open(path, good, nil); err != nil {
 				return nil, nil, false, err
 			}
 			return lg, entries, false, nil
 		}
 	}
-	lg, err = openJSONLines(path, 0, hdr)
+	lg, err = jsonl.Open(path, 0, hdr)
 	if err != nil {
 		return nil, nil, false, err
 	}
 	return lg, nil, stale, nil
 }
 
-// roundAttackStop, when set (tests), is called after each newly attacked
-// example of a round with the number logged so far; true interrupts the
-// round as a kill would.
-var roundAttackStop func(round, logged int) bool
+// JournalOptions configure JournaledAttacker.
+type JournalOptions struct {
+	Out      string    // the model directory being trained: journals go beside it
+	Resume   bool      // keep the examples a matching journal holds
+	Seed     int64     // round r's attack is seeded with Seed + r
+	Workers  int       // examples attacked at once
+	Progress io.Writer // the attack's progress line, or nil
+	Log      io.Writer // one summary line per round, or nil
+	// Interrupt, when set, is called after each newly attacked example of
+	// a round with the number logged so far; true stops the round as a
+	// kill would (tests; a caller bounding a round's time).
+	Interrupt func(round, logged int) bool
+}
 
-// runRoundAttack attacks a round's sample with the current model and
-// returns the texts the round trains on: the adversarial text of a
-// successful attack, the final partially perturbed text of a failed one,
-// the original of a skipped one (spec flat.md §4.1). Examples already in a
-// matching log are not attacked again when resume is set.
-func runRoundAttack(a *attack.Attack, cur *model.Model, items []attack.Example, round int, seed int64, workers int,
-	out string, resume bool, progress, stderr io.Writer) ([]string, error) {
-	path := roundLogPath(out, round)
+// ErrRoundInterrupted is returned when JournalOptions.Interrupt stopped a
+// round.
+var ErrRoundInterrupted = errors.New("round attack stopped")
+
+// JournaledAttacker returns an Attacker for AdversarialRounds that attacks
+// each round's sample with a and journals every finished example to
+// RoundJournalPath (fsynced), so that a killed round resumes with the
+// examples not yet attacked. A round's texts are those it trains on: the
+// adversarial text of a successful attack, the final partially perturbed
+// text of a failed one, the original of a skipped one (spec flat.md
+// §4.1). The previous round's journal is removed when a round starts; call
+// RemoveRoundJournals after the last.
+func JournaledAttacker(a *attack.Attack, opt JournalOptions) Attacker {
+	return func(cur *model.Model, ex []dataset.Example, round int) ([]string, error) {
+		// The previous round's journal is no longer needed: its phase is checkpointed.
+		os.Remove(RoundJournalPath(opt.Out, round-1))
+		return roundAttack(a, cur, attack.ExamplesOf(ex, nil), round, opt)
+	}
+}
+
+// RemoveRoundJournals removes the journals of rounds 1..rounds of out.
+func RemoveRoundJournals(out string, rounds int) {
+	for r := 1; r <= rounds; r++ {
+		os.Remove(RoundJournalPath(out, r))
+	}
+}
+
+func roundAttack(a *attack.Attack, cur *model.Model, items []attack.Example, round int, opt JournalOptions) ([]string, error) {
+	seed, workers, out, resume, progress := opt.Seed+int64(round), opt.Workers, opt.Out, opt.Resume, opt.Progress
+	stderr := opt.Log
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	path := RoundJournalPath(out, round)
 	digest, err := cur.WeightsDigest()
 	if err != nil {
 		return nil, err
 	}
-	hdr := roundLogHeader{Round: round, N: len(items), Seed: seed, Weights: digest}
-	lg, prev, stale, err := openRoundLog(path, hdr, resume)
+	hdr := roundJournalHeader{Round: round, N: len(items), Seed: seed, Weights: digest}
+	lg, prev, stale, err := openRoundJournal(path, hdr, resume)
 	if err != nil {
 		return nil, err
 	}
@@ -147,13 +186,13 @@ func runRoundAttack(a *attack.Attack, cur *model.Model, items []attack.Example, 
 		if r.FinalText != "" {
 			text = r.FinalText
 		}
-		if writeErr = lg.write(roundLogEntry{Index: r.Index, Type: r.Type, Text: text}); writeErr != nil {
+		if writeErr = lg.Write(roundJournalEntry{Index: r.Index, Type: r.Type, Text: text}); writeErr != nil {
 			cancel()
 			return
 		}
 		logged++
-		if roundAttackStop != nil && roundAttackStop(round, logged) {
-			writeErr = errRoundStopped
+		if opt.Interrupt != nil && opt.Interrupt(round, logged) {
+			writeErr = ErrRoundInterrupted
 			cancel()
 		}
 	}}
@@ -165,7 +204,7 @@ func runRoundAttack(a *attack.Attack, cur *model.Model, items []attack.Example, 
 	}
 	// The texts come from the log in both cases, so a resumed round trains
 	// on exactly what an uninterrupted one would (JSON-escaped the same way).
-	all, _, ok, err := readRoundLog(path, hdr)
+	all, _, ok, err := readRoundJournal(path, hdr)
 	if err != nil {
 		return nil, err
 	}
@@ -186,5 +225,3 @@ func runRoundAttack(a *attack.Attack, cur *model.Model, items []attack.Example, 
 		round, s.N, s.Successful, s.Failed, s.Skipped, s.AccuracyUnderAttack, resumed)
 	return texts, nil
 }
-
-var errRoundStopped = errors.New("round attack stopped")

@@ -1,4 +1,6 @@
-package main
+// Package jsonl keeps resumable logs: one JSON value per line, each
+// fsynced, so that a stop loses at most the line being written.
+package jsonl
 
 import (
 	"bufio"
@@ -10,14 +12,10 @@ import (
 	"sync"
 )
 
-// Resumable runs (a round's attack, an explain pass) log each finished item
-// as one JSON line, fsynced, so that a stop loses at most the line being
-// written. These are the two halves every such log shares.
-
-// scanJSONLines calls line for each complete line of data (numbered from
+// Scan calls line for each complete line of data (numbered from
 // 1) and returns the byte length of the complete lines: a last line cut
 // short by an interrupted write is dropped, not reported.
-func scanJSONLines(data []byte, line func(n int, raw []byte) error) (good int64, err error) {
+func Scan(data []byte, line func(n int, raw []byte) error) (good int64, err error) {
 	for n := 1; len(data) > 0; n++ {
 		nl := bytes.IndexByte(data, '\n')
 		if nl < 0 {
@@ -32,22 +30,23 @@ func scanJSONLines(data []byte, line func(n int, raw []byte) error) (good int64,
 	return good, nil
 }
 
-// jsonLinesWriter appends values as JSON lines, each fsynced; safe for
+// Writer appends values as JSON lines, each fsynced; safe for
 // concurrent use.
-type jsonLinesWriter struct {
+type Writer struct {
 	mu sync.Mutex
 	f  *os.File
 	w  *bufio.Writer
 }
 
-func newJSONLinesWriter(f *os.File) *jsonLinesWriter {
-	return &jsonLinesWriter{f: f, w: bufio.NewWriter(f)}
+// NewWriter appends to f.
+func NewWriter(f *os.File) *Writer {
+	return &Writer{f: f, w: bufio.NewWriter(f)}
 }
 
-// openJSONLines opens the log at path for appending after its first good
-// bytes (the complete lines scanJSONLines counted; a torn last line is cut
+// Open opens the log at path for appending after its first good
+// bytes (the complete lines Scan counted; a torn last line is cut
 // off), or, with good 0, starts it afresh with header as its first line.
-func openJSONLines(path string, good int64, header any) (*jsonLinesWriter, error) {
+func Open(path string, good int64, header any) (*Writer, error) {
 	flags := os.O_WRONLY | os.O_CREATE
 	if good == 0 {
 		flags |= os.O_TRUNC
@@ -56,13 +55,13 @@ func openJSONLines(path string, good int64, header any) (*jsonLinesWriter, error
 	if err != nil {
 		return nil, err
 	}
-	l := newJSONLinesWriter(f)
+	l := NewWriter(f)
 	if good > 0 {
 		if err = f.Truncate(good); err == nil {
 			_, err = f.Seek(good, io.SeekStart)
 		}
 	} else {
-		err = l.write(header)
+		err = l.Write(header)
 	}
 	if err != nil {
 		f.Close()
@@ -71,7 +70,8 @@ func openJSONLines(path string, good int64, header any) (*jsonLinesWriter, error
 	return l, nil
 }
 
-func (l *jsonLinesWriter) write(v any) error {
+// Write appends v as one JSON line and syncs it.
+func (l *Writer) Write(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return err
@@ -86,4 +86,5 @@ func (l *jsonLinesWriter) write(v any) error {
 	return l.f.Sync()
 }
 
-func (l *jsonLinesWriter) Close() error { return l.f.Close() }
+// Close closes the file.
+func (l *Writer) Close() error { return l.f.Close() }
