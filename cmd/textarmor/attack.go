@@ -310,7 +310,7 @@ func attackExtras(res *attack.Resources, need attack.Needs, m *model.Model, vecP
 			// whole vectors file, or neighbour-set words) need vectors for
 			// the embedding-distance and sentence-similarity checks.
 			var err error
-			if v, err = withVectorWords(m.Vocab, vecPath, nf.vocab); err != nil {
+			if v, err = text.WithVectorWords(m.Vocab, vecPath, nf.vocab); err != nil {
 				return fmt.Errorf("--vectors: %w", err)
 			}
 		}
@@ -328,7 +328,7 @@ func attackExtras(res *attack.Resources, need attack.Needs, m *model.Model, vecP
 			return fmt.Errorf("--vectors %s: none of the model's %d words has a vector there (another language or tokenization?)", vecPath, m.Vocab.Len()-2)
 		}
 		if need.Nearest {
-			if res.Nearest, err = buildNearest(vs, v, m.Vocab.Len(), filepath.Base(vecPath), nf, cacheDir, stderr); err != nil {
+			if res.Nearest, err = attack.BuildNearest(vs, v, m.Vocab.Len(), nf.k, nf.cos, filepath.Base(vecPath), cacheDir, stderr); err != nil {
 				return err
 			}
 		}
