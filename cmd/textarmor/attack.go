@@ -296,64 +296,6 @@ func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.W
 	return ex, ds.Name, nil
 }
 
-// attackExtras adds the optional resources: word vectors (embedding distance,
-// the mean-vector stand-in for USE and, when need.Nearest, the
-// nearest-neighbour substitutes, over the model vocabulary and, when
-// need.OOV, the first nf.vocab other words of the file), the model's
-// embedding table as the HLA similarity when no vectors are given, and the
-// WordNet lexicon POS tagger.
-func attackExtras(res *attack.Resources, need attack.Needs, m *model.Model, vecPath, wnDir string, nf nearestFlags, cacheDir string, stderr io.Writer) error {
-	if vecPath != "" {
-		v := m.Vocab
-		if need.OOV {
-			// Substitutes the model lacks (TextAttack's candidates from the
-			// whole vectors file, or neighbour-set words) need vectors for
-			// the embedding-distance and sentence-similarity checks.
-			var err error
-			if v, err = text.WithVectorWords(m.Vocab, vecPath, nf.vocab); err != nil {
-				return fmt.Errorf("--vectors: %w", err)
-			}
-		}
-		vs, err := text.LoadVectors(vecPath, v)
-		if err != nil {
-			return fmt.Errorf("--vectors: %w", err)
-		}
-		modelFound := 0
-		for id := int(text.UnkID) + 1; id < m.Vocab.Len() && id < len(vs.Found); id++ {
-			if vs.Found[id] {
-				modelFound++
-			}
-		}
-		if modelFound == 0 {
-			return fmt.Errorf("--vectors %s: none of the model's %d words has a vector there (another language or tokenization?)", vecPath, m.Vocab.Len()-2)
-		}
-		if need.Nearest {
-			if res.Nearest, err = attack.BuildNearest(vs, v, m.Vocab.Len(), nf.k, nf.cos, filepath.Base(vecPath), cacheDir, stderr); err != nil {
-				return err
-			}
-		}
-		tab := attack.TableFromVectors(filepath.Base(vecPath), v, vs)
-		res.Distance = attack.CosineDistance{Table: tab}
-		res.Encoder = attack.MeanVectorEncoder{Table: tab}
-	} else if need.Encoder {
-		if m.Pieces != nil {
-			return usageError{fmt.Errorf("hla on a transformer needs --vectors (its embedding table holds word pieces, not words)")}
-		}
-		w := m.Net.Emb.W.Value
-		res.Encoder = attack.MeanVectorEncoder{Table: &attack.VectorTable{Label: "model embedding table",
-			Vocab: m.Vocab, Dim: w.Shape[1], Data: w.Data}}
-	}
-	if need.Tagger {
-		wn, err := lexicon.OpenWordNet(wnDir)
-		if err != nil {
-			fmt.Fprintf(stderr, "no WordNet (%v): part-of-speech constraint omitted\n", err)
-		} else {
-			res.Tagger = lexicon.POSTagger{WN: wn}
-		}
-	}
-	return nil
-}
-
 // mismatchedIndices lists the example indices of successes whose written
 // text, read back, does not fool the model (at most 20).
 func mismatchedIndices(rs []attack.Result) string {

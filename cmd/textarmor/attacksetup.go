@@ -7,8 +7,6 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/attack"
-	"github.com/textarmor/textarmor/langmodel"
-	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -26,41 +24,21 @@ type attackInputs struct {
 }
 
 // attackSetup builds recipe rc under protocol against m with the CLI's
-// resources: the counter-fitted neighbour sets (in.synPath, default under
-// in.dataDir) for everything but WordNet-PWWS, WordNet for PWWS, and the
-// optional extras of attackExtras (word vectors, nearest-neighbour
-// substitutes, POS tagger). `attack` and `train --defense flat|adv` share it.
+// resources (attack.LoadResources reads those the recipe's Needs name).
+// `attack` and `train --defense flat|adv` share it.
 func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInputs, stderr io.Writer) (*attack.Configured, error) {
-	var res attack.Resources
-	res.QueryBudget = in.budget
 	need := rc.Needs(protocol)
-	if err := attackExtras(&res, need, m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
-		return nil, err
-	}
-	if in.lmPath != "" {
+	if in.lmPath != "" && !need.LM {
 		// Only Alzantot's GA has a language model, and the FTML protocol
 		// runs it without one (ftml.md §9).
-		if !need.LM {
-			return nil, usageError{fmt.Errorf("--lm is used only by --recipe ga (alzantot) without --protocol ftml")}
-		}
-		lm, err := langmodel.Load(in.lmPath)
-		if err != nil {
-			return nil, fmt.Errorf("--lm: %w", err)
-		}
-		res.LM = lm
+		return nil, usageError{fmt.Errorf("--lm is used only by --recipe ga (alzantot) without --protocol ftml")}
 	}
-	var err error
-	switch {
-	case res.Nearest == nil && need.Synonyms:
-		if res.Synonyms, err = attackSynonyms(in, protocol, m); err != nil {
-			return nil, err
+	res, err := loadResources(need, m, in, stderr)
+	if err != nil {
+		if need.WordNet && strings.HasPrefix(err.Error(), "WordNet:") {
+			return nil, fmt.Errorf("%s needs %w (give --wordnet DIR, or use --protocol ftml)", rc.Name, err)
 		}
-	case need.WordNet:
-		wn, err := lexicon.OpenWordNet(in.wnDir)
-		if err != nil {
-			return nil, fmt.Errorf("pwws needs WordNet: %w (give --wordnet DIR, or use --protocol ftml)", err)
-		}
-		res.WordNet = wn.Source(lexicon.Any)
+		return nil, err
 	}
 	cfg, err := rc.Build(protocol, res)
 	if err != nil {
@@ -69,34 +47,31 @@ func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInp
 	return cfg, nil
 }
 
-// attackSynonyms loads the counter-fitted neighbour sets (in.synPath,
-// default under in.dataDir). The FTML protocol's S(w) lives in the model
-// vocabulary (Jia et al.); TextAttack's recipes keep every neighbour, and
-// those outside the vocabulary reach the model as UNK
-// (attack.Attack.OOVAsUnk).
-func attackSynonyms(in attackInputs, protocol string, m *model.Model) (lexicon.Source, error) {
-	synPath := in.synPath
-	if synPath == "" {
+// loadResources is attack.LoadResources with the CLI's paths: the default
+// synonym table under the data folder, and hints naming the flags.
+func loadResources(need attack.Needs, m *model.Model, in attackInputs, stderr io.Writer) (attack.Resources, error) {
+	if need.Encoder && in.vecPath == "" && m.Pieces != nil {
+		return attack.Resources{}, usageError{fmt.Errorf("hla on a transformer needs --vectors (its embedding table holds word pieces, not words)")}
+	}
+	files := attack.ResourceFiles{Synonyms: in.synPath, WordNet: in.wnDir, Vectors: in.vecPath, LM: in.lmPath,
+		NearestK: in.nf.k, NearestCos: in.nf.cos, NearestVocab: in.nf.vocab, CacheDir: in.cacheDir, QueryBudget: in.budget, Log: stderr}
+	if need.Synonyms && files.Synonyms == "" && (in.vecPath == "" || !need.Nearest) {
 		dir, err := dataDirFor(in.dataDir, "the default synonym table (no --synonyms)")
 		if err != nil {
-			return nil, err
+			return attack.Resources{}, err
 		}
-		synPath = defaultSynonyms(dir)
+		files.Synonyms = defaultSynonyms(dir)
 	}
-	nb, err := lexicon.LoadNeighbors(synPath)
+	res, err := attack.LoadResources(need, m, files)
 	if err != nil {
-		return nil, fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)
+		switch msg := err.Error(); {
+		case strings.HasPrefix(msg, "synonyms:") && !strings.Contains(msg, "gives no word a neighbour"):
+			return res, fmt.Errorf("%w (give --synonyms PATH or --data DIR)", err)
+		case strings.HasPrefix(msg, "vectors"), strings.HasPrefix(msg, "lm:"):
+			return res, fmt.Errorf("--%w", err)
+		}
 	}
-	if protocol == attack.ProtocolFTML {
-		nb = nb.Restrict(m.Vocab)
-	}
-	// A table without a single neighbour attacks nothing: every example
-	// would "fail" and the accuracy under attack be the clean accuracy.
-	if nb.Edges() == 0 {
-		return nil, fmt.Errorf("synonyms: %s gives no word a neighbour%s; check the file", synPath,
-			map[bool]string{true: " in the model's vocabulary (protocol ftml)"}[protocol == attack.ProtocolFTML])
-	}
-	return nb, nil
+	return res, err
 }
 
 // partName is the name of a part spec ("genetic:pop=30" → "genetic").
@@ -115,34 +90,15 @@ func partsUseLM(p attack.Parts) bool {
 // nearest substitutes, the embedding and sentence-similarity constraints
 // and HLA; the tagger for pos; the language model for lm-top.
 func partResources(p attack.Parts, protocol string, m *model.Model, in attackInputs, stderr io.Writer) (attack.Resources, error) {
-	res := attack.Resources{QueryBudget: in.budget}
-	need := attack.Needs{Nearest: partName(p.Transformation) == "nearest", Encoder: partName(p.Search) == "hla",
-		Tagger: slices.ContainsFunc(p.Constraints, func(c string) bool { return partName(c) == "pos" }),
-		OOV:    protocol != attack.ProtocolFTML}
-	if err := attackExtras(&res, need, m, in.vecPath, in.wnDir, in.nf, in.cacheDir, stderr); err != nil {
-		return res, err
+	tr := partName(p.Transformation)
+	need := attack.Needs{Synonyms: tr == "synonyms", WordNet: tr == "wordnet", Nearest: tr == "nearest",
+		Encoder: partName(p.Search) == "hla", LM: partsUseLM(p), OOV: protocol != attack.ProtocolFTML,
+		Tagger: slices.ContainsFunc(p.Constraints, func(c string) bool { return partName(c) == "pos" })}
+	res, err := loadResources(need, m, in, stderr)
+	if err != nil && need.WordNet && strings.HasPrefix(err.Error(), "WordNet:") {
+		return res, fmt.Errorf("transformation wordnet: %w (give --wordnet DIR)", err)
 	}
-	var err error
-	switch partName(p.Transformation) {
-	case "synonyms":
-		if res.Synonyms, err = attackSynonyms(in, protocol, m); err != nil {
-			return res, err
-		}
-	case "wordnet":
-		wn, err := lexicon.OpenWordNet(in.wnDir)
-		if err != nil {
-			return res, fmt.Errorf("transformation wordnet: %w (give --wordnet DIR)", err)
-		}
-		res.WordNet = wn.Source(lexicon.Any)
-	}
-	if partsUseLM(p) && in.lmPath != "" {
-		lm, err := langmodel.Load(in.lmPath)
-		if err != nil {
-			return res, fmt.Errorf("--lm: %w", err)
-		}
-		res.LM = lm
-	}
-	return res, nil
+	return res, err
 }
 
 // specList is a repeatable flag.
