@@ -418,3 +418,19 @@ func CertifiedAccuracy(m *nn.Classifier, syn *SynonymTable, ex []train.Example, 
 	}
 	return float64(ok) / float64(len(ex)), nil
 }
+
+// Prepare checks that net's encoder has interval bounds and sets the ramp
+// of κ and ε for a run of epochs over trainSize examples in batches of
+// batch: rampEpochs epochs, or, when negative, the first two thirds of
+// them (the reference's 40 of 60).
+func (p *IBP) Prepare(net *nn.Classifier, trainSize, epochs, batch, rampEpochs int) error {
+	if err := CheckBounds(net); err != nil {
+		return err
+	}
+	if rampEpochs < 0 {
+		rampEpochs = epochs * 2 / 3
+	}
+	bs := max(batch, 1)
+	p.RampSteps = rampEpochs * ((trainSize + bs - 1) / bs)
+	return nil
+}

@@ -2,9 +2,11 @@ package defense
 
 import (
 	"math"
+	"math/rand"
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/tensor"
 )
 
@@ -56,5 +58,23 @@ func TestSettingsValidate(t *testing.T) {
 		if s.Validate() == nil {
 			t.Errorf("%s: out-of-range setting accepted", name)
 		}
+	}
+}
+
+// TestIBPPrepare: the ramp spans the given epochs, or by default the first
+// two thirds of the run, in optimiser steps (batches rounded up).
+func TestIBPPrepare(t *testing.T) {
+	cfg := nn.DefaultConfig("cnn")
+	cfg.VocabSize, cfg.NumClasses, cfg.EmbedDim, cfg.Filters = 10, 2, 4, 2
+	net, err := nn.New(cfg, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewIBP(NewSynonymTableIDs(make([][]int32, 10)))
+	if err := p.Prepare(net, 100, 60, 32, -1); err != nil || p.RampSteps != 40*4 {
+		t.Fatalf("default ramp: %d steps, %v; want 160", p.RampSteps, err)
+	}
+	if err := p.Prepare(net, 100, 60, 32, 3); err != nil || p.RampSteps != 12 {
+		t.Fatalf("3-epoch ramp: %d steps, %v; want 12", p.RampSteps, err)
 	}
 }

@@ -297,3 +297,22 @@ func checkMagnitudes(path string, ts map[string]*tensor.Tensor) error {
 	}
 	return nil
 }
+
+// SetEmbeddings copies the vectors the file had (vecs.Found) into the
+// model's embedding table, read for m.Vocab with text.LoadVectors; words
+// the file lacks keep their rows and padding stays zero. It returns how
+// many rows were copied.
+func (m *Model) SetEmbeddings(vecs *text.Vectors) (int, error) {
+	table := m.Net.Emb.W.Value
+	if table.Shape[1] != vecs.Dim || len(vecs.Found) != m.Vocab.Len() {
+		return 0, fmt.Errorf("embeddings: %d×%d vectors for a %d×%d table", len(vecs.Found), vecs.Dim, m.Vocab.Len(), table.Shape[1])
+	}
+	n := 0
+	for id := int32(text.UnkID) + 1; int(id) < m.Vocab.Len(); id++ {
+		if vecs.Found[id] {
+			copy(table.Data[int(id)*vecs.Dim:(int(id)+1)*vecs.Dim], vecs.Row(id))
+			n++
+		}
+	}
+	return n, nil
+}

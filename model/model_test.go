@@ -121,3 +121,41 @@ func TestLoadRefusesHugeWeights(t *testing.T) {
 		t.Fatalf("Load of a model with a weight of -2.9e38: %v", err)
 	}
 }
+
+// TestSetEmbeddings: the file's vectors replace their words' rows; a word
+// the file lacks keeps its row, padding stays zero, and vectors of another
+// size are refused.
+func TestSetEmbeddings(t *testing.T) {
+	vocab := text.BuildVocab([][]string{{"good", "film"}}, 1, 0)
+	cfg := nn.DefaultConfig("cnn")
+	cfg.EmbedDim, cfg.Filters = 2, 2
+	m, err := New(Meta{Net: cfg, Tokenizer: "flat", MaxLen: 5, Classes: []string{"neg", "pos"}}, vocab, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "v.txt")
+	os.WriteFile(path, []byte("good 1 2\nother 5 5\n"), 0o644)
+	vs, err := text.LoadVectors(path, vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	film := append([]float32(nil), m.Net.Emb.W.Value.Data[2*int(vocab.ID("film")):2*int(vocab.ID("film"))+2]...)
+	n, err := m.SetEmbeddings(vs)
+	if err != nil || n != 1 {
+		t.Fatalf("SetEmbeddings = %d, %v", n, err)
+	}
+	tab := m.Net.Emb.W.Value.Data
+	if g := vocab.ID("good"); tab[2*g] != 1 || tab[2*g+1] != 2 {
+		t.Errorf("good's row %v", tab[2*g:2*g+2])
+	}
+	if f := vocab.ID("film"); tab[2*f] != film[0] || tab[2*f+1] != film[1] || tab[0] != 0 || tab[1] != 0 {
+		t.Errorf("film's row or padding changed")
+	}
+	os.WriteFile(path, []byte("good 1 2 3\n"), 0o644)
+	if vs, err = text.LoadVectors(path, vocab); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.SetEmbeddings(vs); err == nil {
+		t.Error("3-dimensional vectors set into a 2-dimensional table")
+	}
+}

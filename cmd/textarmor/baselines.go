@@ -84,15 +84,9 @@ func (b *baselineFlags) setupRun(obj train.Objective, m *model.Model, trainSet [
 	if !ok {
 		return nil
 	}
-	if err := defense.CheckBounds(m.Net); err != nil {
+	if err := p.Prepare(m.Net, len(trainSet), opt.Epochs, opt.BatchSize, b.ibpRamp); err != nil {
 		return usageError{fmt.Errorf("--defense ibp: %v", err)}
 	}
-	ramp := b.ibpRamp
-	if ramp < 0 {
-		ramp = opt.Epochs * 2 / 3
-	}
-	bs := max(opt.BatchSize, 1)
-	p.RampSteps = ramp * ((len(trainSet) + bs - 1) / bs)
 	return nil
 }
 

@@ -467,11 +467,8 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 		return nil, err
 	}
 	if vecs != nil {
-		table := m.Net.Emb.W.Value.Data
-		for id := 2; id < tb.vocab.Len(); id++ {
-			if vecs.Found[id] {
-				copy(table[id*vecs.Dim:(id+1)*vecs.Dim], vecs.Row(int32(id)))
-			}
+		if _, err := m.SetEmbeddings(vecs); err != nil {
+			return nil, err
 		}
 	}
 	obj, err := dfl.objective(m, tb.dataDir, tb.stderr)

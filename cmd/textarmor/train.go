@@ -265,11 +265,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	}
 	if vecs != nil {
 		// Words the file lacks keep their random rows; padding stays zero.
-		table := m.Net.Emb.W.Value.Data
-		for id := 2; id < vocab.Len(); id++ {
-			if vecs.Found[id] {
-				copy(table[id*vecs.Dim:(id+1)*vecs.Dim], vecs.Row(int32(id)))
-			}
+		if _, err := m.SetEmbeddings(vecs); err != nil {
+			return err
 		}
 		if vecs.NumFound == 0 {
 			return fmt.Errorf("--embeddings %s: none of the %d vocabulary words has a vector there (another language or tokenization?)", nf.embeddings, vocab.Len()-2)
