@@ -77,3 +77,17 @@ func StratifiedSplitN(ex []Example, n int, seed int64) (a, b []Example) {
 	}
 	return a, b
 }
+
+// SeededSubset returns n examples of ex drawn by a permutation seeded by
+// seed (all of them, permuted, when n is 0 or at least len(ex)).
+func SeededSubset(ex []Example, n int, seed int64) []Example {
+	perm := rand.New(rand.NewSource(seed)).Perm(len(ex))
+	if n > 0 && n < len(perm) {
+		perm = perm[:n]
+	}
+	out := make([]Example, len(perm))
+	for i, j := range perm {
+		out[i] = ex[j]
+	}
+	return out
+}

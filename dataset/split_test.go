@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -124,5 +125,25 @@ func TestStratifiedSplitGolden(t *testing.T) {
 	want := []string{"8", "11", "12", "13", "15", "16"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("held out %q, want %q", got, want)
+	}
+}
+
+// TestSeededSubset: n examples, the same ones for the same seed, no
+// repeats; all of them (permuted) for n = 0.
+func TestSeededSubset(t *testing.T) {
+	ex := synth(30, 20)
+	a, b := SeededSubset(ex, 10, 7), SeededSubset(ex, 10, 7)
+	if len(a) != 10 || !slices.Equal(a, b) {
+		t.Fatalf("subset %v / %v", a, b)
+	}
+	seen := map[string]bool{}
+	for _, e := range a {
+		if seen[e.Text] {
+			t.Fatalf("%q drawn twice", e.Text)
+		}
+		seen[e.Text] = true
+	}
+	if all := SeededSubset(ex, 0, 7); len(all) != len(ex) {
+		t.Fatalf("n = 0 gave %d of %d", len(all), len(ex))
 	}
 }

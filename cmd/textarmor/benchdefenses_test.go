@@ -17,6 +17,7 @@ import (
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/experiments"
 	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/tensor"
@@ -40,8 +41,8 @@ func TestBenchDefenses(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	var out struct {
-		N    int             `json:"n"`
-		Rows []defenseTiming `json:"rows"`
+		N    int                         `json:"n"`
+		Rows []experiments.DefenseTiming `json:"rows"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
 		t.Fatalf("%v: %s", err, stdout)

@@ -475,7 +475,7 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	sub := seededSubset(tb.ds.Train, tb.trainN, seed)
+	sub := dataset.SeededSubset(tb.ds.Train, tb.trainN, seed)
 	opt.Seed, opt.Out, opt.Resume, opt.Progress = seed, dir, true, tb.stderr
 	opt.CheckpointEvery = defaultCheckpointEvery
 	// A shortened row keeps its last checkpoint, so that a later run with
@@ -589,7 +589,7 @@ func (tb *ftmlTable) cellSize(col string) int {
 // cleanExamples are the examples of the clean and certified cells.
 func (tb *ftmlTable) cleanExamples() ([]dataset.Example, string) {
 	if tb.cleanN > 0 && tb.cleanN < len(tb.ds.Test) {
-		ex := seededSubset(tb.ds.Test, tb.cleanN, tb.seed)
+		ex := dataset.SeededSubset(tb.ds.Test, tb.cleanN, tb.seed)
 		return ex, fmt.Sprintf("first %d of the seeded test permutation (not the entire test set)", len(ex))
 	}
 	return tb.ds.Test, "entire test set"
