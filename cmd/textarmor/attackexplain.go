@@ -4,14 +4,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math/rand"
-	"slices"
-	"sync"
-	"time"
 
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/explain"
-	"github.com/textarmor/textarmor/internal/jsonl"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -74,103 +69,17 @@ func (e *explainFlags) labelMode() string {
 	return e.label
 }
 
-// run explains every successful result's two texts with every class.
+// run explains every successful result's two texts with every class
+// (explain.AgreementPass).
 func (e *explainFlags) run(m *model.Model, rs []attack.Result, seed int64, workers int) (*explain.Agreement, error) {
-	start := time.Now()
-	var idx []int
-	for i, r := range rs {
+	var pairs []explain.Pair
+	for _, r := range rs {
 		if r.Type == attack.Successful && r.PerturbedText != r.OriginalText {
-			idx = append(idx, i)
+			pairs = append(pairs, explain.Pair{Index: r.Index, Gold: r.GroundTruth, Orig: r.OriginalText, Adv: r.PerturbedText})
 		}
 	}
-	total := len(idx)
-	if e.pairs > 0 && e.pairs < total {
-		pick := rand.New(rand.NewSource(seed)).Perm(total)[:e.pairs]
-		slices.Sort(pick)
-		for i, p := range pick {
-			pick[i] = idx[p]
-		}
-		idx = pick
-	}
-	scores := make([]explain.PairScore, len(idx))
-	todo := make([]int, 0, len(idx))
-	var jr *jsonl.Writer
-	if e.journal != "" {
-		h := journalHeader{Model: e.model, Method: e.method, K: e.k, Label: e.labelMode(), Seed: seed}
-		j, done, err := openJournal(e.journal, h, e.resume)
-		if err != nil {
-			return nil, err
-		}
-		defer j.Close()
-		jr = j
-		for k, i := range idx {
-			r := rs[i]
-			l, ok := done[r.Index]
-			switch {
-			case !ok:
-				todo = append(todo, k)
-			case l.Texts != pairDigest(r.OriginalText, r.PerturbedText):
-				return nil, fmt.Errorf("%s: example %d's texts are not the attack's (the CSV was remade?): remove the journal to explain afresh", e.journal, r.Index)
-			default:
-				scores[k] = l.score()
-			}
-		}
-	} else {
-		for k := range idx {
-			todo = append(todo, k)
-		}
-	}
-	// Attributions only read the model, so the pairs run in parallel.
-	var wg sync.WaitGroup
-	var failed sync.Once
-	var firstErr error
-	next := make(chan int)
-	stop := make(chan struct{})
-	for w := 0; w < max(workers, 1); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range next {
-				r := rs[idx[j]]
-				var classes []int // nil: every class
-				if e.label == "gold" {
-					classes = []int{r.GroundTruth}
-				}
-				s, err := explain.ScorePair(m, e.method, e.k, r.OriginalText, r.PerturbedText, seed+int64(r.Index), classes)
-				s.Gold = r.GroundTruth
-				if err == nil && jr != nil {
-					if werr := jr.Write(journalLine{Index: r.Index, Texts: pairDigest(r.OriginalText, r.PerturbedText), Gold: s.Gold,
-						Tau: s.Tau, TI: s.TI, TauOK: s.TauOK, Undefined: s.Undefined, Mismatch: s.Mismatch, Explained: s.Explained}); werr != nil {
-						err = fmt.Errorf("%s: %w", e.journal, werr)
-					}
-				}
-				if err != nil {
-					failed.Do(func() { firstErr = err; close(stop) })
-				}
-				scores[j] = s
-			}
-		}()
-	}
-feed:
-	for _, j := range todo {
-		select {
-		case next <- j:
-		case <-stop:
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	a := explain.Aggregate(scores, e.label == "gold")
-	a.Method, a.K, a.Label = e.method, e.k, e.labelMode()
-	if len(idx) < total {
-		a.SampledFrom = total
-	}
-	a.Seconds = time.Since(start).Seconds()
-	return a, nil
+	return explain.AgreementPass(m, pairs, explain.PassOptions{Method: e.method, K: e.k, Gold: e.label == "gold", Sample: e.pairs,
+		Seed: seed, Workers: workers, Journal: e.journal, Resume: e.resume, ModelDigest: e.model})
 }
 
 // printAgreement writes the agreement of attack --explain.
