@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -424,13 +425,7 @@ func (s *State) Query(seqs [][]int32) ([]Scored, error) {
 	if len(todo) > 0 {
 		s.store(todo, s.predict(todo))
 	}
-	out := s.lookup(seqs)
-	for _, r := range out {
-		if r.Probs != nil {
-			s.Requests++
-		}
-	}
-	return out, err
+	return s.lookup(seqs), err
 }
 
 // uncached returns the distinct sequences of seqs that are neither cached
@@ -466,13 +461,15 @@ func (s *State) store(seqs [][]int32, probs [][]float32) {
 	}
 }
 
-// lookup returns the cached scores of seqs; one never scored (cut by the
+// lookup returns the cached scores of seqs, each one scored input of the
+// search (Requests, repeats included); one never scored (cut by the
 // budget) has nil Probs and a score below any real one.
 func (s *State) lookup(seqs [][]int32) []Scored {
 	out := make([]Scored, len(seqs))
 	for i, q := range seqs {
 		if r, ok := s.cache[key(q)]; ok {
 			out[i] = r
+			s.Requests++
 		} else {
 			out[i] = Scored{Seq: q, Score: -1e9}
 		}
@@ -573,7 +570,7 @@ func (s *State) expand(seq []int32) []int32 {
 	}
 	out := make([]int32, 0, len(seq)+8)
 	for _, id := range seq {
-		if s.phrases != nil && id >= s.phraseBase {
+		if id >= s.phraseBase {
 			out = append(out, s.phrases[id-s.phraseBase].ids...)
 		} else {
 			out = append(out, id)
@@ -583,6 +580,11 @@ func (s *State) expand(seq []int32) []int32 {
 		out = out[:m]
 	}
 	return out
+}
+
+// anyPhrase reports whether a sequence of seqs holds a phrase id.
+func (s *State) anyPhrase(seqs [][]int32) bool {
+	return s.phrases != nil && slices.ContainsFunc(seqs, s.hasPhrase)
 }
 
 // hasPhrase reports whether seq holds a phrase id.

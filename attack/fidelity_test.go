@@ -2,6 +2,7 @@ package attack
 
 import (
 	"context"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -27,14 +29,14 @@ func hyphenTask() (Target, *lexicon.Neighbors) {
 	return Target{Victim: m, Vocab: vocab, Tok: text.NewFlat(), MaxLen: 30, InputGrad: m.inputGrad}, syn
 }
 
-// TestAttackScoresTheTextItWrites: every search, with and without the
-// incremental path, must claim only successes whose written text fools
-// the model when read back, and RunAll must say they were verified.
+// TestAttackScoresTheTextItWrites: every search must claim only successes
+// whose written text fools the model when read back, and RunAll must say
+// they were verified. (linear has no incremental path;
+// TestPhrasesOnRecurrentVictims covers it.)
 func TestAttackScoresTheTextItWrites(t *testing.T) {
 	for name, s := range searches() {
-		for _, noInc := range []bool{false, true} {
+		{
 			tg, syn := hyphenTask()
-			tg.NoIncremental = noInc
 			a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: s, OOVAsUnk: true}
 			rs, err := RunAll(context.Background(), a, tg, []Example{{Text: "the movie is good", Label: 1}}, RunOptions{Workers: 1, Seed: 1})
 			if err != nil {
@@ -45,7 +47,7 @@ func TestAttackScoresTheTextItWrites(t *testing.T) {
 				t.Fatalf("%s: %s (%s); bad-ish fools the model", name, r.Type, r.Note)
 			}
 			if p := tg.Read([]string{r.PerturbedText})[0]; p[1] >= p[0] {
-				t.Fatalf("%s (no incremental %v): claimed success %q reads as positive (%v)", name, noInc, r.PerturbedText, p)
+				t.Fatalf("%s: claimed success %q reads as positive (%v)", name, r.PerturbedText, p)
 			}
 			if !strings.Contains(r.PerturbedText, "bad-ish") || r.Check != Verified {
 				t.Fatalf("%s: wrote %q, check %v", name, r.PerturbedText, r.Check)
@@ -192,5 +194,63 @@ func TestSampleOrderAndExamplesOf(t *testing.T) {
 	ex := ExamplesOf(split, []int{2, 0})
 	if len(ex) != 2 || ex[0] != (Example{Index: 2, Text: "c", Label: 1}) || ex[1] != (Example{Index: 0, Text: "a", Label: 0}) {
 		t.Fatalf("ExamplesOf = %+v", ex)
+	}
+}
+
+// TestPhrasesOnRecurrentVictims: on an LSTM, whose incremental paths
+// (edits, deletions, the GA's family sweep) need sequences of one length,
+// substitutes the tokenizer splits must take the full path: every search
+// runs without a panic, each claimed success reads back as one, the
+// results equal those without the incremental path, and the queries with
+// repeats are never fewer than the distinct ones.
+func TestPhrasesOnRecurrentVictims(t *testing.T) {
+	vocab, _ := text.NewVocab([]string{text.PadWord, text.UnkWord, "the", "movie", "is", "good", "fine", "not", "bad", "ish", "plot", "and"})
+	cfg := nn.DefaultConfig("lstm")
+	cfg.VocabSize, cfg.NumClasses, cfg.EmbedDim, cfg.Hidden = vocab.Len(), 2, 8, 6
+	net, err := nn.New(cfg, rand.New(rand.NewSource(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	syn := lexicon.NewNeighbors("test")
+	syn.Set("good", []string{"not-fine", "bad-ish", "fine"})
+	syn.Set("plot", []string{"is-not", "movie"})
+	syn.Set("movie", []string{"plot", "bad-movie"})
+	texts := []string{"the movie is good and the plot is good", "the plot and the movie is good", "good movie good plot"}
+	target := func(noInc bool) Target {
+		return Target{Victim: net, Vocab: vocab, Tok: text.NewFlat(), MaxLen: 30, InputGrad: net.InputGradL1, NoIncremental: noInc}
+	}
+	var ex []Example
+	for i, x := range texts {
+		p := target(true).Read([]string{x})[0]
+		ex = append(ex, Example{Index: i, Text: x, Label: nn.Argmax(p)})
+	}
+	for name, s := range searches() {
+		if name == "hla" {
+			continue // needs a sentence encoder over the vocabulary
+		}
+		var runs [2][]Result
+		for k, noInc := range []bool{false, true} {
+			a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: s, OOVAsUnk: true}
+			rs, err := RunAll(context.Background(), a, target(noInc), ex, RunOptions{Workers: 1, Seed: 1})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			for _, r := range rs {
+				if r.Type == Successful && r.Check != Verified {
+					t.Errorf("%s (no incremental %v): example %d's success %q does not read back as one", name, noInc, r.Index, r.PerturbedText)
+				}
+				if r.Type != Skipped && r.NumRequests < r.NumQueries {
+					t.Errorf("%s (no incremental %v): example %d: %d requests < %d distinct queries", name, noInc, r.Index, r.NumRequests, r.NumQueries)
+				}
+			}
+			runs[k] = rs
+		}
+		for i := range runs[0] {
+			a, b := runs[0][i], runs[1][i]
+			if a.Type != b.Type || a.PerturbedText != b.PerturbedText || a.NumQueries != b.NumQueries || a.NumRequests != b.NumRequests {
+				t.Errorf("%s: example %d differs with the incremental path: %s %q %d/%d vs %s %q %d/%d", name, i,
+					a.Type, a.PerturbedText, a.NumQueries, a.NumRequests, b.Type, b.PerturbedText, b.NumQueries, b.NumRequests)
+			}
+		}
 	}
 }

@@ -28,7 +28,7 @@ func (s *State) predict(seqs [][]int32) [][]float32 {
 	}
 	if s.phrases != nil {
 		// A phrase changes the length the model reads: those candidates
-		// take the full path.
+		// take the full path, the others the incremental one.
 		var with, without []int
 		for i, q := range seqs {
 			if s.hasPhrase(q) {
@@ -39,25 +39,30 @@ func (s *State) predict(seqs [][]int32) [][]float32 {
 		}
 		if len(with) > 0 {
 			out := make([][]float32, len(seqs))
-			for _, part := range []struct {
-				at      []int
-				predict func([][]int32) [][]float32
-			}{{with, s.victimPredict}, {without, s.predictNear}} {
-				if len(part.at) == 0 {
-					continue
-				}
-				sub := make([][]int32, len(part.at))
-				for j, i := range part.at {
-					sub[j] = seqs[i]
-				}
-				for j, p := range part.predict(sub) {
-					out[part.at[j]] = p
-				}
+			scatter(out, with, s.victimPredict(gather(seqs, with)))
+			if len(without) > 0 {
+				scatter(out, without, s.predictNear(gather(seqs, without)))
 			}
 			return out
 		}
 	}
 	return s.predictNear(seqs)
+}
+
+// gather picks seqs[i] for each i of at.
+func gather(seqs [][]int32, at []int) [][]int32 {
+	out := make([][]int32, len(at))
+	for j, i := range at {
+		out[j] = seqs[i]
+	}
+	return out
+}
+
+// scatter puts probs[j] at out[at[j]].
+func scatter(out [][]float32, at []int, probs [][]float32) {
+	for j, p := range probs {
+		out[at[j]] = p
+	}
 }
 
 // predictNear is predict for sequences without phrases.
@@ -128,7 +133,9 @@ func (s *State) incremental() *nn.Incremental {
 // budget, kids is not scored (nil).
 func (s *State) QueryFamilies(parents, kids [][]int32, of []int) ([]Scored, []Scored, error) {
 	inc := s.incremental()
-	if inc == nil || !inc.FamilySweep() || !sameLength(parents) {
+	// The family sweep reads every sequence as the model does only when no
+	// phrase changes its length; Query routes phrases to the full path.
+	if inc == nil || !inc.FamilySweep() || !sameLength(parents) || s.anyPhrase(parents) || s.anyPhrase(kids) {
 		ps, err := s.Query(parents)
 		if err != nil {
 			return ps, nil, err

@@ -54,40 +54,40 @@ type RunOptions struct {
 	Identity map[string]string
 }
 
-// checkIdentity compares a resumed results file's record with id, or
-// writes the record for a fresh file.
-func checkIdentity(csvPath string, id map[string]string, resume bool) error {
+// checkIdentity compares the record of the run that wrote a results file
+// being resumed with id.
+func checkIdentity(csvPath string, id map[string]string) error {
 	path := csvPath + ".run.json"
-	if resume {
-		if rows, _, err := ReadCSV(csvPath); err == nil && len(rows) > 0 {
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				return fmt.Errorf("cannot resume %s: it has no record of the run that wrote it (%v); remove it to start afresh", csvPath, err)
-			}
-			var saved map[string]string
-			if err := json.Unmarshal(raw, &saved); err != nil {
-				return fmt.Errorf("cannot resume %s: %s: %w", csvPath, path, err)
-			}
-			keys := slices.Sorted(maps.Keys(id))
-			for _, k := range slices.Sorted(maps.Keys(saved)) {
-				if _, ok := id[k]; !ok {
-					keys = append(keys, k)
-				}
-			}
-			for _, k := range keys {
-				if saved[k] != id[k] {
-					return fmt.Errorf("cannot resume %s: it was written with %s %q, this run has %q; give the same settings, or remove it to start afresh",
-						csvPath, k, saved[k], id[k])
-				}
-			}
-			return nil
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("cannot resume %s: it has no record of the run that wrote it (%v); remove it to start afresh", csvPath, err)
+	}
+	var saved map[string]string
+	if err := json.Unmarshal(raw, &saved); err != nil {
+		return fmt.Errorf("cannot resume %s: %s: %w", csvPath, path, err)
+	}
+	keys := slices.Sorted(maps.Keys(id))
+	for _, k := range slices.Sorted(maps.Keys(saved)) {
+		if _, ok := id[k]; !ok {
+			keys = append(keys, k)
 		}
 	}
+	for _, k := range keys {
+		if saved[k] != id[k] {
+			return fmt.Errorf("cannot resume %s: it was written with %s %q, this run has %q; give the same settings, or remove it to start afresh",
+				csvPath, k, saved[k], id[k])
+		}
+	}
+	return nil
+}
+
+// writeIdentity records id beside a results file started afresh.
+func writeIdentity(csvPath string, id map[string]string) error {
 	b, err := json.MarshalIndent(id, "", "  ")
 	if err != nil {
 		return err
 	}
-	return checkpoint.WriteFileAtomic(path, append(b, '\n'), 0o644)
+	return checkpoint.WriteFileAtomic(csvPath+".run.json", append(b, '\n'), 0o644)
 }
 
 // Summary aggregates results as TextAttack does.
@@ -276,7 +276,10 @@ type csvSink struct {
 	w *csv.Writer
 }
 
-func openSink(path string, resume bool) (*csvSink, []Result, error) {
+// openSink opens the results file at path: with resume, after the rows it
+// holds (returned; they must belong to the run id names, when id is set);
+// otherwise afresh, recording id beside it.
+func openSink(path string, resume bool, id map[string]string) (*csvSink, []Result, error) {
 	var prev []Result
 	if resume {
 		rs, good, err := ReadCSV(path)
@@ -287,11 +290,21 @@ func openSink(path string, resume bool) (*csvSink, []Result, error) {
 			return nil, nil, err
 		default:
 			prev = rs
+			if id != nil && len(rs) > 0 {
+				if err := checkIdentity(path, id); err != nil {
+					return nil, nil, err
+				}
+			}
 			if good == 0 {
 				resume = false
 			} else if err := os.Truncate(path, good); err != nil {
 				return nil, nil, err
 			}
+		}
+	}
+	if id != nil && len(prev) == 0 {
+		if err := writeIdentity(path, id); err != nil {
+			return nil, nil, err
 		}
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
@@ -334,13 +347,8 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 	}
 	done := map[int]Result{}
 	var sink *csvSink
-	if opt.CSV != "" && opt.Identity != nil {
-		if err := checkIdentity(opt.CSV, opt.Identity, opt.Resume); err != nil {
-			return nil, err
-		}
-	}
 	if opt.CSV != "" {
-		s, prev, err := openSink(opt.CSV, opt.Resume)
+		s, prev, err := openSink(opt.CSV, opt.Resume, opt.Identity)
 		if err != nil {
 			return nil, err
 		}
