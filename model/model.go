@@ -118,9 +118,8 @@ func Load(dir string) (*Model, error) {
 	// network is built: an edited embed_dim of 1e9 would allocate until
 	// memory runs out before any shape check could fail. They are checked
 	// as the network will be built (New and NewTransformer take the class
-	// count from the class names, a word mask of width 0 or less gets the
-	// default width), and only once valid: ParamCount of a negative size
-	// would cancel a huge one and let it through.
+	// count from the class names), and only once valid: ParamCount of a
+	// negative size would cancel a huge one and let it through.
 	sized, err := builtConfig(meta)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
@@ -160,9 +159,8 @@ func Load(dir string) (*Model, error) {
 }
 
 // builtConfig is the network configuration Load builds from meta, with
-// the sizes that New and NewTransformer will allocate, validated; id map
-// entries must be word ids (the embedding lookup would index past its
-// table otherwise).
+// the class count New and NewTransformer take from the class names,
+// validated.
 func builtConfig(meta Meta) (nn.Config, error) {
 	c := meta.Net
 	classes := meta.Classes
@@ -170,18 +168,7 @@ func builtConfig(meta Meta) (nn.Config, error) {
 		classes = placeholderClasses
 	}
 	c.NumClasses = len(classes)
-	if c.Mask && c.MaskHidden <= 0 {
-		c.MaskHidden = nn.DefaultMaskHidden
-	}
-	if err := c.Validate(); err != nil {
-		return c, err
-	}
-	for i, id := range c.IDMap {
-		if id < 0 || int(id) >= c.VocabSize {
-			return c, fmt.Errorf("id map entry %d is %d, not a word id (the vocabulary has %d)", i, id, c.VocabSize)
-		}
-	}
-	return c, nil
+	return c, c.Validate()
 }
 
 // Encode tokenizes a text and maps it to ids, truncated to MaxLen (a

@@ -29,11 +29,17 @@ type WordMask struct {
 	Tau float64
 }
 
+// maskWidth is the hidden width a word mask of configured width h gets.
+func maskWidth(h int) int {
+	if h <= 0 {
+		return DefaultMaskHidden
+	}
+	return h
+}
+
 // NewWordMask builds the importance network for dim-wide embeddings.
 func NewWordMask(dim, hidden int, rng *rand.Rand) *WordMask {
-	if hidden <= 0 {
-		hidden = DefaultMaskHidden
-	}
+	hidden = maskWidth(hidden)
 	return &WordMask{Hidden: NewLinear("mask.hidden", dim, hidden, rng), Out: NewLinear("mask.out", hidden, 2, rng), Tau: 1}
 }
 

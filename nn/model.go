@@ -91,6 +91,11 @@ func (c Config) Validate() error {
 	case c.IDMap != nil && len(c.IDMap) != c.VocabSize:
 		return fmt.Errorf("id map has %d entries, the vocabulary %d", len(c.IDMap), c.VocabSize)
 	}
+	for i, id := range c.IDMap {
+		if id < 0 || int(id) >= c.VocabSize {
+			return fmt.Errorf("id map entry %d is %d, not a word id (the vocabulary has %d)", i, id, c.VocabSize)
+		}
+	}
 	if err := c.validateGroups(); err != nil {
 		return err
 	}
@@ -457,7 +462,8 @@ func (c Config) ParamCount() float64 {
 	}
 	n += out*float64(c.NumClasses) + float64(c.NumClasses)
 	if c.Mask {
-		n += d*float64(c.MaskHidden) + float64(c.MaskHidden) + 2*float64(c.MaskHidden) + 2
+		h := float64(maskWidth(c.MaskHidden))
+		n += d*h + h + 2*h + 2
 	}
 	if c.Groups != nil {
 		n += float64(c.NumGroups)

@@ -237,13 +237,16 @@ func TestEncodeBatchPerWordMatchesPositionwise(t *testing.T) {
 // TestParamCount: the count matches what New allocates, for every
 // architecture and the optional parts.
 func TestParamCount(t *testing.T) {
-	for _, arch := range append(slices.Clone(Archs), "cnn+layers", "bilstm+mask") {
-		cfg := tinyConfig(strings.TrimSuffix(strings.TrimSuffix(arch, "+layers"), "+mask"))
+	for _, arch := range append(slices.Clone(Archs), "cnn+layers", "bilstm+mask", "cnn+mask0") {
+		cfg := tinyConfig(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(arch, "+layers"), "+mask"), "+mask0"))
 		if strings.HasSuffix(arch, "+layers") {
 			cfg.InputLayer, cfg.HeadHidden = 4, 3
 		}
 		if strings.HasSuffix(arch, "+mask") {
 			cfg.Mask, cfg.MaskHidden = true, 5
+		}
+		if strings.HasSuffix(arch, "+mask0") { // the default width
+			cfg.Mask, cfg.MaskHidden = true, 0
 		}
 		if cfg.Transformer != nil {
 			cfg.Transformer.Pooler = true
