@@ -1,8 +1,6 @@
 package attack
 
 import (
-	"math/rand"
-
 	"github.com/textarmor/textarmor/dataset"
 )
 
@@ -10,17 +8,15 @@ import (
 // the first n, or (shuffle) the first n of a permutation seeded by seed,
 // the FTML protocol's sample. n ≤ 0 takes them all.
 func SampleOrder(size, n int, seed int64, shuffle bool) []int {
-	var order []int
 	if shuffle {
-		order = rand.New(rand.NewSource(seed)).Perm(size)
-	} else {
-		order = make([]int, size)
-		for i := range order {
-			order[i] = i
-		}
+		return dataset.SeededOrder(size, n, seed)
 	}
-	if n > 0 && n < len(order) {
-		order = order[:n]
+	if n <= 0 || n > size {
+		n = size
+	}
+	order := make([]int, n)
+	for i := range order {
+		order[i] = i
 	}
 	return order
 }

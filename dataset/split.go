@@ -78,13 +78,20 @@ func StratifiedSplitN(ex []Example, n int, seed int64) (a, b []Example) {
 	return a, b
 }
 
-// SeededSubset returns n examples of ex drawn by a permutation seeded by
-// seed (all of them, permuted, when n is 0 or at least len(ex)).
-func SeededSubset(ex []Example, n int, seed int64) []Example {
-	perm := rand.New(rand.NewSource(seed)).Perm(len(ex))
+// SeededOrder is the first n of a permutation of 0..size−1 seeded by
+// seed (all size of them when n is 0 or at least size): a seeded sample of
+// a split's indices.
+func SeededOrder(size, n int, seed int64) []int {
+	perm := rand.New(rand.NewSource(seed)).Perm(size)
 	if n > 0 && n < len(perm) {
 		perm = perm[:n]
 	}
+	return perm
+}
+
+// SeededSubset returns the examples of ex at SeededOrder(len(ex), n, seed).
+func SeededSubset(ex []Example, n int, seed int64) []Example {
+	perm := SeededOrder(len(ex), n, seed)
 	out := make([]Example, len(perm))
 	for i, j := range perm {
 		out[i] = ex[j]

@@ -89,6 +89,14 @@ func Demo(opt DemoOptions) (DemoTask, []DemoRow, error) {
 	tok := text.NewWhitespace()
 	vocab := train.BuildVocab(tok, ds.Train, 1, 0)
 	syn := demoSynonyms(vocab)
+	settings := defense.DefaultSettings()
+	synTable := defense.NewSynonymTable(syn, vocab, settings.K)
+	gold := make([]int, len(ds.Test))
+	for i, e := range ds.Test {
+		gold[i] = e.Label
+	}
+	// Every model reads the same vocabulary, tokenizer and length.
+	var trainEnc, devEnc, testEnc []train.Example
 	var rows []DemoRow
 	for _, arch := range []string{"cnn", "bilstm"} {
 		for _, def := range []string{"standard", "ftml"} {
@@ -102,15 +110,17 @@ func Demo(opt DemoOptions) (DemoTask, []DemoRow, error) {
 			if def == "ftml" {
 				// The spec's defaults: k = 8 synonyms, margin 0.7·α0, β = 1,
 				// cross-entropy does not move the embedding table.
-				s := defense.DefaultSettings()
-				if obj, err = defense.NewObjective("ftml", s, defense.NewSynonymTable(syn, vocab, s.K), m.Net.Emb.W.Value); err != nil {
+				if obj, err = defense.NewObjective("ftml", settings, synTable, m.Net.Emb.W.Value); err != nil {
 					return task, nil, err
 				}
 			}
 			topt := train.Options{Epochs: opt.Epochs, BatchSize: 32, LR: 2e-3, Seed: opt.Seed, Out: filepath.Join(out, arch+"-"+def),
 				Info: map[string]any{"dataset": ds.Name, "defense": def}, Progress: opt.Progress}
+			if trainEnc == nil {
+				trainEnc, devEnc, testEnc = train.Encode(m, ds.Train), train.Encode(m, ds.Dev), train.Encode(m, ds.Test)
+			}
 			start := time.Now()
-			res, err := train.Run(m, obj, train.Encode(m, ds.Train), train.Encode(m, ds.Dev), topt)
+			res, err := train.Run(m, obj, trainEnc, devEnc, topt)
 			if err != nil {
 				return task, nil, err
 			}
@@ -126,11 +136,7 @@ func Demo(opt DemoOptions) (DemoTask, []DemoRow, error) {
 			for _, p := range best.Net.Params() {
 				row.Params += p.Value.Numel()
 			}
-			gold, pred := make([]int, len(ds.Test)), train.Predict(best.Net, train.Encode(best, ds.Test))
-			for i, e := range ds.Test {
-				gold[i] = e.Label
-			}
-			rep, err := metrics.Classification(gold, pred, ds.Classes)
+			rep, err := metrics.Classification(gold, train.Predict(best.Net, testEnc), ds.Classes)
 			if err != nil {
 				return task, nil, err
 			}

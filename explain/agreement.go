@@ -49,13 +49,15 @@ type Agreement struct {
 
 // PairScore is one original/adversarial pair's agreement, averaged over
 // the explained classes.
+// The JSON names are those of the explanation journal's lines.
 type PairScore struct {
-	Gold      int     // the pair's gold label (for the per-class average)
-	Tau, TI   float64 // mean τ-b over the classes where it is defined; mean top-k intersection
-	TauOK     bool    // some class has a defined τ
-	Undefined int     // classes whose τ is undefined (a constant vector, one word)
-	Mismatch  bool    // the texts have different word counts (compared on the shorter)
-	Explained bool    // the pair was scored (false: a text without words)
+	Gold      int     `json:"gold"`            // the pair's gold label (for the per-class average)
+	Tau       float64 `json:"tau"`             // mean τ-b over the classes where it is defined
+	TI        float64 `json:"ti"`              // mean top-k intersection
+	TauOK     bool    `json:"tau_ok"`          // some class has a defined τ
+	Undefined int     `json:"tau_undefined"`   // classes whose τ is undefined (a constant vector, one word)
+	Mismatch  bool    `json:"length_mismatch"` // the texts have different word counts (compared on the shorter)
+	Explained bool    `json:"explained"`       // the pair was scored (false: a text without words)
 }
 
 // ScorePair explains orig and adv with method ("ig" or "lime", LIME seeded

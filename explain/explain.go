@@ -163,6 +163,14 @@ type LIMEOptions struct {
 	Seed        int64
 }
 
+// MaxLIMETokens bounds LIME's input (its ridge regression holds a
+// tokens × tokens matrix: 100,000 tokens ran out of memory), and
+// maxLIMECells the perturbed samples × tokens it draws.
+const (
+	MaxLIMETokens = 10000
+	maxLIMECells  = 2e8
+)
+
 // LIME (Ribeiro et al. 2016) explains the model's class probabilities with
 // a weighted ridge regression on word-presence features. Perturbations
 // remove random subsets of positions (the count uniform in 1..n−1, then the
@@ -172,14 +180,6 @@ type LIMEOptions struct {
 // not penalised) for each requested class (nil = all) are the scores. The
 // samples run through the model's batched Predict; a seed gives the same
 // scores every time.
-// MaxLIMETokens bounds LIME's input (its ridge regression holds a
-// tokens × tokens matrix: 100,000 tokens ran out of memory), and
-// maxLIMECells the perturbed samples × tokens it draws.
-const (
-	MaxLIMETokens = 10000
-	maxLIMECells  = 2e8
-)
-
 func LIME(m *nn.Classifier, ids []int32, classes []int, opt LIMEOptions) ([][]float64, error) {
 	n := len(ids)
 	if n == 0 {

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io"
-	"math/rand"
 	"os"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/internal/jsonl"
 	"github.com/textarmor/textarmor/model"
 )
@@ -53,18 +53,15 @@ func AgreementPass(m *model.Model, pairs []Pair, opt PassOptions) (*Agreement, e
 		label = "gold"
 	}
 	start := time.Now()
-	idx := make([]int, len(pairs))
-	for i := range idx {
-		idx[i] = i
-	}
-	total := len(idx)
-	if opt.Sample > 0 && opt.Sample < total {
-		pick := rand.New(rand.NewSource(opt.Seed)).Perm(total)[:opt.Sample]
-		slices.Sort(pick)
-		for i, p := range pick {
-			pick[i] = idx[p]
+	var idx []int
+	if opt.Sample > 0 && opt.Sample < len(pairs) {
+		idx = dataset.SeededOrder(len(pairs), opt.Sample, opt.Seed)
+		slices.Sort(idx)
+	} else {
+		idx = make([]int, len(pairs))
+		for i := range idx {
+			idx[i] = i
 		}
-		idx = pick
 	}
 	scores := make([]PairScore, len(idx))
 	todo := make([]int, 0, len(idx))
@@ -86,7 +83,7 @@ func AgreementPass(m *model.Model, pairs []Pair, opt PassOptions) (*Agreement, e
 			case l.Texts != pairDigest(r.Orig, r.Adv):
 				return nil, fmt.Errorf("%s: example %d's texts are not the attack's (the CSV was remade?): remove the journal to explain afresh", opt.Journal, r.Index)
 			default:
-				scores[k] = l.score()
+				scores[k] = l.PairScore
 			}
 		}
 	} else {
@@ -113,8 +110,7 @@ func AgreementPass(m *model.Model, pairs []Pair, opt PassOptions) (*Agreement, e
 				s, err := ScorePair(m, opt.Method, opt.K, r.Orig, r.Adv, opt.Seed+int64(r.Index), classes)
 				s.Gold = r.Gold
 				if err == nil && jr != nil {
-					if werr := jr.Write(journalLine{Index: r.Index, Texts: pairDigest(r.Orig, r.Adv), Gold: s.Gold,
-						Tau: s.Tau, TI: s.TI, TauOK: s.TauOK, Undefined: s.Undefined, Mismatch: s.Mismatch, Explained: s.Explained}); werr != nil {
+					if werr := jr.Write(journalLine{Index: r.Index, Texts: pairDigest(r.Orig, r.Adv), PairScore: s}); werr != nil {
 						err = fmt.Errorf("%s: %w", opt.Journal, werr)
 					}
 				}
@@ -140,8 +136,8 @@ feed:
 	}
 	a := Aggregate(scores, opt.Gold)
 	a.Method, a.K, a.Label = opt.Method, opt.K, label
-	if len(idx) < total {
-		a.SampledFrom = total
+	if len(idx) < len(pairs) {
+		a.SampledFrom = len(pairs)
 	}
 	a.Seconds = time.Since(start).Seconds()
 	return a, nil
@@ -173,15 +169,9 @@ const journalKind, journalVersion = "textarmor-explain", 1
 
 // journalLine is one explained pair.
 type journalLine struct {
-	Index     int     `json:"index"`
-	Texts     string  `json:"texts"` // pairDigest of the original and adversarial text
-	Gold      int     `json:"gold"`
-	Tau       float64 `json:"tau"`
-	TI        float64 `json:"ti"`
-	TauOK     bool    `json:"tau_ok"`
-	Undefined int     `json:"tau_undefined"`
-	Mismatch  bool    `json:"length_mismatch"`
-	Explained bool    `json:"explained"`
+	Index int    `json:"index"`
+	Texts string `json:"texts"` // pairDigest of the original and adversarial text
+	PairScore
 }
 
 func pairDigest(orig, adv string) string {
@@ -190,10 +180,6 @@ func pairDigest(orig, adv string) string {
 	h.Write([]byte{0})
 	io.WriteString(h, adv)
 	return fmt.Sprintf("%016x", h.Sum64())
-}
-
-func (l journalLine) score() PairScore {
-	return PairScore{Gold: l.Gold, Tau: l.Tau, TI: l.TI, TauOK: l.TauOK, Undefined: l.Undefined, Mismatch: l.Mismatch, Explained: l.Explained}
 }
 
 // openJournal opens (resume) or creates the journal at path and returns

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/tensor"
 )
@@ -157,7 +157,7 @@ func (tb *ftmlTable) keptByCell(cells []tableCell) (map[[2]string]map[int]bool, 
 			continue
 		}
 		if order == nil {
-			order = rand.New(rand.NewSource(tb.seed)).Perm(len(tb.ds.Test))
+			order = dataset.SeededOrder(len(tb.ds.Test), 0, tb.seed)
 		}
 		own := map[int]bool{}
 		for _, i := range order[:min(c.N, len(order))] {

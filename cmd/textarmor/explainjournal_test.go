@@ -71,7 +71,7 @@ func TestAttackExplainJournalResumes(t *testing.T) {
 	// as the run sums).
 	var scores []explain.PairScore
 	for _, i := range slices.Sorted(maps.Keys(first)) {
-		scores = append(scores, first[i].score())
+		scores = append(scores, first[i].PairScore)
 	}
 	if a := explain.Aggregate(scores, false); a.TopK != full.TopK || a.KendallTau != full.KendallTau || a.Pairs != full.Pairs {
 		t.Fatalf("journal aggregates to %+v, the run said %+v", a, full)
@@ -143,17 +143,7 @@ func TestAttackExplainJournalResumes(t *testing.T) {
 
 // journalLine mirrors a line of the explain journal (explain.AgreementPass).
 type journalLine struct {
-	Index     int     `json:"index"`
-	Texts     string  `json:"texts"`
-	Gold      int     `json:"gold"`
-	Tau       float64 `json:"tau"`
-	TI        float64 `json:"ti"`
-	TauOK     bool    `json:"tau_ok"`
-	Undefined int     `json:"tau_undefined"`
-	Mismatch  bool    `json:"length_mismatch"`
-	Explained bool    `json:"explained"`
-}
-
-func (l journalLine) score() explain.PairScore {
-	return explain.PairScore{Gold: l.Gold, Tau: l.Tau, TI: l.TI, TauOK: l.TauOK, Undefined: l.Undefined, Mismatch: l.Mismatch, Explained: l.Explained}
+	Index int    `json:"index"`
+	Texts string `json:"texts"`
+	explain.PairScore
 }

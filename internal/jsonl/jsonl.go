@@ -3,7 +3,6 @@
 package jsonl
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -35,12 +34,6 @@ func Scan(data []byte, line func(n int, raw []byte) error) (good int64, err erro
 type Writer struct {
 	mu sync.Mutex
 	f  *os.File
-	w  *bufio.Writer
-}
-
-// NewWriter appends to f.
-func NewWriter(f *os.File) *Writer {
-	return &Writer{f: f, w: bufio.NewWriter(f)}
 }
 
 // Open opens the log at path for appending after its first good
@@ -55,7 +48,7 @@ func Open(path string, good int64, header any) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := NewWriter(f)
+	l := &Writer{f: f}
 	if good > 0 {
 		if err = f.Truncate(good); err == nil {
 			_, err = f.Seek(good, io.SeekStart)
@@ -78,9 +71,7 @@ func (l *Writer) Write(v any) error {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.w.Write(b)
-	l.w.WriteByte('\n')
-	if err := l.w.Flush(); err != nil {
+	if _, err := l.f.Write(append(b, '\n')); err != nil {
 		return err
 	}
 	return l.f.Sync()
