@@ -373,6 +373,9 @@ func readVerified(path string, want []byte) (map[string]*tensor.Tensor, map[stri
 // finiteTensor refuses a tensor holding NaN or an infinity: a model with
 // non-finite weights would predict NaN.
 func finiteTensor(path, name string, t *tensor.Tensor) error {
+	if tensor.AllFinite(t.Data) {
+		return nil
+	}
 	for i, v := range t.Data {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 			return fmt.Errorf("%s: tensor %q holds %v at index %d: a model with non-finite weights would predict NaN", path, name, v, i)

@@ -83,17 +83,11 @@ func Recover(dir string) (Recovered, error) {
 		return r, err
 	}
 	if !exists {
-		best, bestTime := "", time.Time{}
-		for _, p := range left {
-			st, err := os.Stat(filepath.Join(p, ConfigFile))
-			if err != nil || !st.Mode().IsRegular() {
-				continue // not a model directory, or one whose writing never finished
-			}
-			if _, err := Load(p); err != nil {
-				continue
-			}
-			if best == "" || st.ModTime().After(bestTime) {
-				best, bestTime = p, st.ModTime()
+		best := ""
+		for _, p := range completeCopies(left) { // newest first
+			if _, err := Load(p); err == nil {
+				best = p
+				break
 			}
 		}
 		if best == "" {
@@ -107,8 +101,7 @@ func Recover(dir string) (Recovered, error) {
 		}
 		r.From = best
 		left = slices.DeleteFunc(left, func(p string) bool { return p == best })
-	}
-	if _, err := Load(dir); err != nil {
+	} else if _, err := Load(dir); err != nil {
 		return r, err
 	}
 	for _, p := range left {
@@ -120,17 +113,59 @@ func Recover(dir string) (Recovered, error) {
 	return r, nil
 }
 
+// completeCopies are the leftovers of left whose writing finished (their
+// config.json, written last, is there), newest first.
+func completeCopies(left []string) []string {
+	type copyAt struct {
+		path string
+		at   time.Time
+	}
+	var cs []copyAt
+	for _, p := range left {
+		if st, err := os.Stat(filepath.Join(p, ConfigFile)); err == nil && st.Mode().IsRegular() {
+			cs = append(cs, copyAt{p, st.ModTime()})
+		}
+	}
+	slices.SortStableFunc(cs, func(a, b copyAt) int { return b.at.Compare(a.at) })
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.path
+	}
+	return out
+}
+
+// InterruptedCopy returns the newest copy of dir that an interrupted save
+// left complete beside it (not yet verified: Recover does that).
+func InterruptedCopy(dir string) (string, bool) {
+	left, err := Leftovers(dir)
+	if err != nil {
+		return "", false
+	}
+	if cs := completeCopies(left); len(cs) > 0 {
+		return cs[0], true
+	}
+	return "", false
+}
+
+// RemoveLeftovers removes what interrupted saves into dir left beside it.
+func RemoveLeftovers(dir string) error {
+	left, err := Leftovers(dir)
+	if err != nil {
+		return err
+	}
+	for _, p := range left {
+		if err := os.RemoveAll(p); err != nil {
+			return fmt.Errorf("removing the leftover %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
 // missingHint explains a missing model directory that an interrupted save
 // left as leftover copies, or returns "".
 func missingHint(dir string) string {
-	left, err := Leftovers(dir)
-	if err != nil {
-		return ""
-	}
-	for _, p := range left {
-		if _, err := os.Stat(filepath.Join(p, ConfigFile)); err == nil {
-			return fmt.Sprintf("; a save into it was interrupted and left %s (train --resume recovers it; or check it and rename it to %s)", p, filepath.Base(dir))
-		}
+	if p, ok := InterruptedCopy(dir); ok {
+		return fmt.Sprintf("; a save into it was interrupted and left %s (train --resume recovers it; or check it and rename it to %s)", p, filepath.Base(dir))
 	}
 	return ""
 }

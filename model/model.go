@@ -272,11 +272,12 @@ func checkPiecesRecord(cfg []byte) error {
 // pass into infinite logits and NaN probabilities with exit code 0.
 const MaxWeight = 1e6
 
-// checkMagnitudes refuses a weight beyond ±MaxWeight, naming the tensor.
+// checkMagnitudes refuses a weight beyond ±MaxWeight (or not a number),
+// naming where the weights came from and the tensor.
 func checkMagnitudes(path string, ts map[string]*tensor.Tensor) error {
 	for _, name := range slices.Sorted(maps.Keys(ts)) {
 		for i, v := range ts[name].Data {
-			if v > MaxWeight || v < -MaxWeight {
+			if !(v <= MaxWeight && v >= -MaxWeight) {
 				return fmt.Errorf("%s: tensor %q holds %g at index %d: no trained model has a weight beyond ±%g (it would overflow the forward pass); the file is corrupted or not a model",
 					path, name, v, i, float64(MaxWeight))
 			}

@@ -65,7 +65,7 @@ func ImportHF(dir string, opt ImportOptions) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMagnitudes(filepath.Join(dir, checkpoint.WeightsFile), hf.Tensors); err != nil {
+	if err := checkMagnitudes(dir, hf.Tensors); err != nil { // the weights may be sharded: name the folder
 		return nil, err
 	}
 	wp, err := text.LoadWordPiece(dir)

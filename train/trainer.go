@@ -207,11 +207,8 @@ func NothingToResume(out string) error {
 			return nil
 		}
 		// A kill inside the checkpoint's save leaves it only as a copy.
-		left, _ := checkpoint.Leftovers(ckpt)
-		for _, p := range left {
-			if _, err := os.Stat(filepath.Join(p, checkpoint.ConfigFile)); err == nil {
-				return nil
-			}
+		if _, ok := checkpoint.InterruptedCopy(ckpt); ok {
+			return nil
 		}
 	}
 	if _, err := os.Stat(filepath.Join(out, checkpoint.ConfigFile)); err != nil {
@@ -290,7 +287,7 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		opz = NewOptimizer(opt)
 	}
 	ckpt := opt.Out + ".ckpt"
-	st := state{Seed: opt.Seed, Run: settingsOf(opt, m)}
+	st := state{Seed: opt.Seed, Run: settingsOf(opt)}
 	resumed := false
 	if opt.Resume {
 		// A kill in the middle of a save leaves the complete copy beside a
@@ -312,7 +309,7 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			if st.Run != nil && opt.Progress != nil && st.Run.Epochs != opt.Epochs {
 				fmt.Fprintf(opt.Progress, "extending the run from %d to %d epochs\n", st.Run.Epochs, opt.Epochs)
 			}
-			st.Run = settingsOf(opt, m)
+			st.Run = settingsOf(opt)
 			if opt.Progress != nil {
 				if p := st.Partial; p != nil {
 					fmt.Fprintf(opt.Progress, "resuming from %s in epoch %d after step %d\n", ckpt, p.Epoch, p.Step)
@@ -461,15 +458,11 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 	}
 	if !opt.KeepCheckpoint {
 		os.RemoveAll(ckpt)
-		if left, err := checkpoint.Leftovers(ckpt); err == nil {
-			for _, p := range left {
-				os.RemoveAll(p)
-			}
-		}
+		checkpoint.RemoveLeftovers(ckpt)
 	}
-	// The run has a good model now: leftovers of interrupted saves go.
-	if _, err := checkpoint.Recover(opt.Out); err != nil {
-		return nil, fmt.Errorf("the run finished, but its model does not load: %w", err)
+	// The run has written its model: leftovers of interrupted saves go.
+	if err := checkpoint.RemoveLeftovers(opt.Out); err != nil {
+		return nil, err
 	}
 	return &st.Result, nil
 }
@@ -584,8 +577,9 @@ func save(dir string, m *model.Model, obj Objective, opz optim.Optimizer, st sta
 }
 
 // runSettings are the options a resumed run must share with the run it
-// continues: each changes the numbers. Epochs may grow (the run is
-// extended) unless the learning-rate schedule spans all epochs.
+// continues: each changes the numbers. The epochs may change (a run is
+// extended, or stopped earlier) unless the learning-rate schedule spans
+// them all. The length limit is compared through the model's Meta.
 type runSettings struct {
 	Epochs      int     `json:"epochs"`
 	BatchSize   int     `json:"batch"`
@@ -598,21 +592,20 @@ type runSettings struct {
 	DecayGamma  float64 `json:"decay_gamma"`
 	Schedule    string  `json:"schedule"`
 	Warmup      float64 `json:"warmup"`
-	MaxLen      int     `json:"max_len"`
 }
 
-func settingsOf(opt Options, m *model.Model) *runSettings {
+func settingsOf(opt Options) *runSettings {
 	return &runSettings{Epochs: opt.Epochs, BatchSize: opt.BatchSize, Optimizer: opt.Optimizer, LR: opt.LR, Momentum: opt.Momentum,
 		WeightDecay: opt.WeightDecay, Clip: opt.Clip, DecayEpochs: opt.DecayEpochs, DecayGamma: opt.DecayGamma,
-		Schedule: opt.Schedule, Warmup: opt.Warmup, MaxLen: m.MaxLen}
+		Schedule: opt.Schedule, Warmup: opt.Warmup}
 }
 
 // differs names the first setting of now that differs from the saved run
-// (epochs aside when they may grow), or "".
+// (epochs aside when they may change), or "".
 func (saved *runSettings) differs(now *runSettings) string {
 	a, b := *saved, *now
 	if a.Schedule == "" && b.Schedule == "" {
-		a.Epochs, b.Epochs = 0, 0 // extending a run is allowed
+		a.Epochs, b.Epochs = 0, 0 // extending or shortening a run is allowed
 	}
 	fields := []struct {
 		name string
@@ -622,7 +615,7 @@ func (saved *runSettings) differs(now *runSettings) string {
 		{"--optimizer", a.Optimizer, b.Optimizer}, {"--lr", a.LR, b.LR}, {"--momentum", a.Momentum, b.Momentum},
 		{"--weight-decay", a.WeightDecay, b.WeightDecay}, {"--clip", a.Clip, b.Clip},
 		{"--lr-decay-epochs", fmt.Sprint(a.DecayEpochs), fmt.Sprint(b.DecayEpochs)}, {"--lr-decay", a.DecayGamma, b.DecayGamma},
-		{"--schedule", a.Schedule, b.Schedule}, {"--warmup", a.Warmup, b.Warmup}, {"--max-len", a.MaxLen, b.MaxLen},
+		{"--schedule", a.Schedule, b.Schedule}, {"--warmup", a.Warmup, b.Warmup},
 	}
 	for _, f := range fields {
 		if f.x != f.y {
@@ -648,10 +641,15 @@ func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz 
 	if saved.Seed != st.Seed {
 		return false, fmt.Errorf("cannot resume: %s was trained with seed %d, this run has seed %d", dir, saved.Seed, st.Seed)
 	}
+	d := ""
 	if saved.Run != nil && st.Run != nil {
-		if d := saved.Run.differs(st.Run); d != "" {
-			return false, fmt.Errorf("cannot resume: %s was trained with other settings (%s); give the same ones, or remove it to start afresh", dir, d)
-		}
+		d = saved.Run.differs(st.Run)
+	}
+	if d == "" && saved.Meta.MaxLen != m.MaxLen {
+		d = fmt.Sprintf("--max-len: %d before, %d now", saved.Meta.MaxLen, m.MaxLen)
+	}
+	if d != "" {
+		return false, fmt.Errorf("cannot resume: %s was trained with other settings (%s); give the same ones, or remove it to start afresh", dir, d)
 	}
 	a, _ := json.Marshal(saved.Meta.Net)
 	c, _ := json.Marshal(m.Net.Cfg)
