@@ -1,6 +1,7 @@
 package attack
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -15,9 +16,12 @@ import (
 // those its Needs name.
 type ResourceFiles struct {
 	Synonyms string // counter-fitted neighbour sets (JSON word -> neighbours)
-	WordNet  string // WordNet 3.0 dict folder
-	Vectors  string // word vectors (optional): distances, the USE stand-in and nearest substitutes
-	LM       string // n-gram language model (optional; Alzantot's GA)
+	// DefaultSynonyms, when set, gives the neighbour sets' path when
+	// Synonyms is empty; it is called only when they are read.
+	DefaultSynonyms func() (string, error)
+	WordNet         string // WordNet 3.0 dict folder
+	Vectors         string // word vectors (optional): distances, the USE stand-in and nearest substitutes
+	LM              string // n-gram language model (optional; Alzantot's GA)
 	// NearestK and NearestCos make the nearest-neighbour substitutes from
 	// Vectors (Needs.NearestK/NearestCos are the recipes' own);
 	// NearestVocab adds the first that many words of the vectors file the
@@ -29,6 +33,20 @@ type ResourceFiles struct {
 	QueryBudget  int       // copied to Resources
 	Log          io.Writer // what was loaded and computed, or nil
 }
+
+// ResourceError says which resource ("synonyms", "wordnet", "vectors",
+// "lm", "encoder") could not be loaded, so that a caller can say how to
+// give it.
+type ResourceError struct {
+	Resource string
+	Err      error
+	// Empty: the resource loaded but offers nothing (a neighbour table
+	// without a neighbour, vectors for none of the model's words).
+	Empty bool
+}
+
+func (e *ResourceError) Error() string { return e.Resource + ": " + e.Err.Error() }
+func (e *ResourceError) Unwrap() error { return e.Err }
 
 // LoadResources reads the resources need names from files, for attacking
 // m: the neighbour sets (restricted to m's vocabulary unless need.OOV),
@@ -51,12 +69,12 @@ func LoadResources(need Needs, m *model.Model, files ResourceFiles) (Resources, 
 			// the embedding-distance and sentence-similarity checks.
 			var err error
 			if v, err = text.WithVectorWords(m.Vocab, files.Vectors, files.NearestVocab); err != nil {
-				return res, fmt.Errorf("vectors: %w", err)
+				return res, &ResourceError{Resource: "vectors", Err: err}
 			}
 		}
 		vs, err := text.LoadVectors(files.Vectors, v)
 		if err != nil {
-			return res, fmt.Errorf("vectors: %w", err)
+			return res, &ResourceError{Resource: "vectors", Err: err}
 		}
 		found := 0
 		for id := int(text.UnkID) + 1; id < m.Vocab.Len() && id < len(vs.Found); id++ {
@@ -65,7 +83,8 @@ func LoadResources(need Needs, m *model.Model, files ResourceFiles) (Resources, 
 			}
 		}
 		if found == 0 {
-			return res, fmt.Errorf("vectors %s: none of the model's %d words has a vector there (another language or tokenization?)", files.Vectors, m.Vocab.Len()-2)
+			return res, &ResourceError{Resource: "vectors", Err: fmt.Errorf("%s: none of the model's %d words has a vector there (another language or tokenization?)",
+				files.Vectors, m.Vocab.Len()-2), Empty: true}
 		}
 		name := filepath.Base(files.Vectors)
 		if need.Nearest {
@@ -78,7 +97,7 @@ func LoadResources(need Needs, m *model.Model, files ResourceFiles) (Resources, 
 		res.Encoder = MeanVectorEncoder{Table: tab}
 	} else if need.Encoder {
 		if m.Pieces != nil {
-			return res, fmt.Errorf("hla on a transformer needs word vectors (its embedding table holds word pieces, not words)")
+			return res, &ResourceError{Resource: "encoder", Err: errors.New("hla on a transformer needs word vectors (its embedding table holds word pieces, not words)")}
 		}
 		w := m.Net.Emb.W.Value
 		res.Encoder = MeanVectorEncoder{Table: &VectorTable{Label: "model embedding table", Vocab: m.Vocab, Dim: w.Shape[1], Data: w.Data}}
@@ -92,9 +111,16 @@ func LoadResources(need Needs, m *model.Model, files ResourceFiles) (Resources, 
 		}
 	}
 	if need.Synonyms && res.Nearest == nil {
-		nb, err := lexicon.LoadNeighbors(files.Synonyms)
+		path := files.Synonyms
+		if path == "" && files.DefaultSynonyms != nil {
+			var err error
+			if path, err = files.DefaultSynonyms(); err != nil {
+				return res, err
+			}
+		}
+		nb, err := lexicon.LoadNeighbors(path)
 		if err != nil {
-			return res, fmt.Errorf("synonyms: %w", err)
+			return res, &ResourceError{Resource: "synonyms", Err: err}
 		}
 		if !need.OOV {
 			nb = nb.Restrict(m.Vocab) // the FTML protocol's S(w) lives in the model vocabulary
@@ -102,22 +128,22 @@ func LoadResources(need Needs, m *model.Model, files ResourceFiles) (Resources, 
 		// A table without a single neighbour attacks nothing: every example
 		// would "fail" and the accuracy under attack be the clean accuracy.
 		if nb.Edges() == 0 {
-			return res, fmt.Errorf("synonyms: %s gives no word a neighbour%s; check the file", files.Synonyms,
-				map[bool]string{true: " in the model's vocabulary (protocol ftml)"}[!need.OOV])
+			return res, &ResourceError{Resource: "synonyms", Err: fmt.Errorf("%s gives no word a neighbour%s; check the file", path,
+				map[bool]string{true: " in the model's vocabulary (protocol ftml)"}[!need.OOV]), Empty: true}
 		}
 		res.Synonyms = nb
 	}
 	if need.WordNet {
 		wn, err := lexicon.OpenWordNet(files.WordNet)
 		if err != nil {
-			return res, fmt.Errorf("WordNet: %w", err)
+			return res, &ResourceError{Resource: "wordnet", Err: err}
 		}
 		res.WordNet = wn.Source(lexicon.Any)
 	}
 	if need.LM && files.LM != "" {
 		lm, err := langmodel.Load(files.LM)
 		if err != nil {
-			return res, fmt.Errorf("lm: %w", err)
+			return res, &ResourceError{Resource: "lm", Err: err}
 		}
 		res.LM = lm
 	}

@@ -1,6 +1,7 @@
 package attack
 
 import (
+	"errors"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -40,14 +41,16 @@ func TestLoadResourcesReadsWhatIsNeeded(t *testing.T) {
 		t.Fatalf("OOV substitutes: %+v, %v", res, err)
 	}
 	// In the vocabulary only, "good" has no neighbour left: refused.
-	if _, err := LoadResources(Needs{Synonyms: true}, m, files); err == nil || !strings.Contains(err.Error(), "gives no word a neighbour") {
+	var re *ResourceError
+	if _, err := LoadResources(Needs{Synonyms: true}, m, files); !errors.As(err, &re) || re.Resource != "synonyms" || !re.Empty ||
+		!strings.Contains(err.Error(), "gives no word a neighbour") {
 		t.Fatalf("vocabulary-only table without neighbours: %v", err)
 	}
 	res, err = LoadResources(Needs{Encoder: true}, m, ResourceFiles{})
 	if err != nil || res.Encoder == nil || res.Synonyms != nil {
 		t.Fatalf("HLA without vectors: %+v, %v", res, err)
 	}
-	if _, err := LoadResources(Needs{WordNet: true}, m, files); err == nil || !strings.HasPrefix(err.Error(), "WordNet:") {
+	if _, err := LoadResources(Needs{WordNet: true}, m, files); !errors.As(err, &re) || re.Resource != "wordnet" || re.Empty {
 		t.Fatalf("missing WordNet: %v", err)
 	}
 	os.Remove(syn)

@@ -93,23 +93,29 @@ type Settings struct {
 
 // DefaultSettings returns the specs' defaults.
 func DefaultSettings() Settings {
-	a, i := NewASCC(nil), NewIBP(nil)
-	return Settings{K: 8, Norm: 2, Beta: 1, CMLTau: 20, SEMK: 4, ATFLSteps: NewATFL(nil).MaxSteps,
+	f, a, i := DefaultFTMLConfig(nil), NewASCC(nil), NewIBP(nil)
+	return Settings{K: f.K, Norm: f.P, Squared: f.Squared, Alpha: f.Alpha, Beta: f.Beta, CEUpdatesEmbedding: f.CEUpdatesEmbedding,
+		CMLTau: 20, SEMK: 4, ATFLSteps: NewATFL(nil).MaxSteps,
 		ASCCSteps: a.Steps, ASCCLR: a.LR, ASCCEntropy: a.EntropyWeight, ASCCBeta: a.Beta,
 		IBPKappa: i.KappaMax, IBPEps: i.EpsMax, IBPHull: HullEmbedding}
 }
 
+// ftmlConfig is FTML's and CML's configuration of s over syn.
+func (s Settings) ftmlConfig(syn *SynonymTable) FTMLConfig {
+	cfg := DefaultFTMLConfig(syn)
+	cfg.K, cfg.P, cfg.Squared, cfg.Alpha, cfg.Beta, cfg.CEUpdatesEmbedding = s.K, s.Norm, s.Squared, s.Alpha, s.Beta, s.CEUpdatesEmbedding
+	return cfg
+}
+
 // Validate checks every setting's range (those of defenses not used too:
-// their defaults are valid).
+// their defaults are valid); FTML's and CML's with FTMLConfig.Validate.
 func (s Settings) Validate() error {
+	cfg := s.ftmlConfig(NewSynonymTableIDs(nil))
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
-	case s.K < 1:
-		return fmt.Errorf("defense: k = %d must be positive", s.K)
-	case s.Norm != 1 && s.Norm != 2 && !math.IsInf(s.Norm, 1):
-		return fmt.Errorf("defense: norm %g: want 1, 2 or inf", s.Norm)
-	case !finite(s.Alpha) || s.Alpha < 0, !finite(s.Beta) || s.Beta < 0:
-		return fmt.Errorf("defense: alpha %g and beta %g must be finite and ≥ 0", s.Alpha, s.Beta)
 	case !finite(s.CMLTau) || s.CMLTau <= 0:
 		return fmt.Errorf("defense: cml tau %g must be positive", s.CMLTau)
 	case s.SEMK < 0, s.ATFLSteps < 0, s.ASCCSteps < 0:
@@ -143,11 +149,7 @@ func NewObjective(name string, s Settings, syn *SynonymTable, table *tensor.Tens
 	}
 	switch name {
 	case "ftml", "cml":
-		cfg := DefaultFTMLConfig(syn)
-		cfg.K, cfg.P, cfg.Squared, cfg.Alpha, cfg.Beta, cfg.CEUpdatesEmbedding = s.K, s.Norm, s.Squared, s.Alpha, s.Beta, s.CEUpdatesEmbedding
-		if err := cfg.Validate(); err != nil {
-			return nil, err
-		}
+		cfg := s.ftmlConfig(syn)
 		if table != nil {
 			cfg.InitAlpha(table)
 		}

@@ -46,6 +46,7 @@ func TestSettingsValidate(t *testing.T) {
 	for name, edit := range map[string]func(*Settings){
 		"k":       func(s *Settings) { s.K = 0 },
 		"norm":    func(s *Settings) { s.Norm = 3 },
+		"squared": func(s *Settings) { s.Squared, s.Norm = true, 1 },
 		"alpha":   func(s *Settings) { s.Alpha = math.NaN() },
 		"tau":     func(s *Settings) { s.CMLTau = 0 },
 		"semk":    func(s *Settings) { s.SEMK = -1 },

@@ -210,10 +210,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		if out != "" {
 			// Keep the pairs' scores beside the CSV so that a stopped
 			// explain pass resumes as the attack does.
-			if ef.model, err = checkpoint.WeightsDigest(path); err != nil {
-				return err
-			}
-			ef.journal, ef.resume = ef.journalPath(out), resume
+			ef.model, ef.journal, ef.resume = opt.Identity["model"], ef.journalPath(out), resume
 		}
 		if agr, err = ef.run(m, results, seed, workers); err != nil {
 			return err

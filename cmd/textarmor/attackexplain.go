@@ -41,9 +41,6 @@ func (e *explainFlags) check() error {
 	default:
 		return usageError{fmt.Errorf("--explain %q: want ig or lime", e.method)}
 	}
-	if err := checkNumbers(e.numbers()...); err != nil {
-		return err
-	}
 	switch e.label {
 	case "", "all", "gold":
 	default:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -34,10 +35,11 @@ func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInp
 		return nil, usageError{fmt.Errorf("--lm is used only by --recipe ga (alzantot) without --protocol ftml")}
 	}
 	res, err := loadResources(need, m, in, stderr)
+	var re *attack.ResourceError
+	if errors.As(err, &re) && re.Resource == "wordnet" {
+		return nil, fmt.Errorf("%s needs WordNet: %w (give --wordnet DIR, or use --protocol ftml)", rc.Name, re.Err)
+	}
 	if err != nil {
-		if need.WordNet && strings.HasPrefix(err.Error(), "WordNet:") {
-			return nil, fmt.Errorf("%s needs %w (give --wordnet DIR, or use --protocol ftml)", rc.Name, err)
-		}
 		return nil, err
 	}
 	cfg, err := rc.Build(protocol, res)
@@ -50,26 +52,21 @@ func attackSetup(rc attack.Recipe, protocol string, m *model.Model, in attackInp
 // loadResources is attack.LoadResources with the CLI's paths: the default
 // synonym table under the data folder, and hints naming the flags.
 func loadResources(need attack.Needs, m *model.Model, in attackInputs, stderr io.Writer) (attack.Resources, error) {
-	if need.Encoder && in.vecPath == "" && m.Pieces != nil {
-		return attack.Resources{}, usageError{fmt.Errorf("hla on a transformer needs --vectors (its embedding table holds word pieces, not words)")}
-	}
 	files := attack.ResourceFiles{Synonyms: in.synPath, WordNet: in.wnDir, Vectors: in.vecPath, LM: in.lmPath,
-		NearestK: in.nf.k, NearestCos: in.nf.cos, NearestVocab: in.nf.vocab, CacheDir: in.cacheDir, QueryBudget: in.budget, Log: stderr}
-	if need.Synonyms && files.Synonyms == "" && (in.vecPath == "" || !need.Nearest) {
-		dir, err := dataDirFor(in.dataDir, "the default synonym table (no --synonyms)")
-		if err != nil {
-			return attack.Resources{}, err
-		}
-		files.Synonyms = defaultSynonyms(dir)
-	}
+		NearestK: in.nf.k, NearestCos: in.nf.cos, NearestVocab: in.nf.vocab, CacheDir: in.cacheDir, QueryBudget: in.budget, Log: stderr,
+		DefaultSynonyms: func() (string, error) { return defaultSynonyms(in.dataDir) }}
 	res, err := attack.LoadResources(need, m, files)
-	if err != nil {
-		switch msg := err.Error(); {
-		case strings.HasPrefix(msg, "synonyms:") && !strings.Contains(msg, "gives no word a neighbour"):
-			return res, fmt.Errorf("%w (give --synonyms PATH or --data DIR)", err)
-		case strings.HasPrefix(msg, "vectors"), strings.HasPrefix(msg, "lm:"):
-			return res, fmt.Errorf("--%w", err)
-		}
+	var re *attack.ResourceError
+	if !errors.As(err, &re) {
+		return res, err
+	}
+	switch {
+	case re.Resource == "synonyms" && !re.Empty:
+		return res, fmt.Errorf("%w (give --synonyms PATH or --data DIR)", err)
+	case re.Resource == "vectors", re.Resource == "lm":
+		return res, fmt.Errorf("--%w", err)
+	case re.Resource == "encoder":
+		return res, usageError{fmt.Errorf("%v (give --vectors)", re.Err)}
 	}
 	return res, err
 }
@@ -95,8 +92,9 @@ func partResources(p attack.Parts, protocol string, m *model.Model, in attackInp
 		Encoder: partName(p.Search) == "hla", LM: partsUseLM(p), OOV: protocol != attack.ProtocolFTML,
 		Tagger: slices.ContainsFunc(p.Constraints, func(c string) bool { return partName(c) == "pos" })}
 	res, err := loadResources(need, m, in, stderr)
-	if err != nil && need.WordNet && strings.HasPrefix(err.Error(), "WordNet:") {
-		return res, fmt.Errorf("transformation wordnet: %w (give --wordnet DIR)", err)
+	var re *attack.ResourceError
+	if errors.As(err, &re) && re.Resource == "wordnet" {
+		return res, fmt.Errorf("transformation wordnet needs WordNet: %w (give --wordnet DIR)", re.Err)
 	}
 	return res, err
 }

@@ -57,12 +57,24 @@ func (b *baselineFlags) numbers() []numRule {
 // with another defense. FTML's flags, which CML shares, are checked by
 // defenseFlags.check.
 func (b *baselineFlags) checkFlag(name, defenseName string) error {
-	for _, d := range defense.Defenses() {
-		if p := d.FlagPrefix; p != "" && p != "ftml-" && p != "cml-" && strings.HasPrefix(name, p) && defenseName != d.Name {
+	for _, d := range ownFlagDefenses() {
+		if strings.HasPrefix(name, d.FlagPrefix) && defenseName != d.Name {
 			return usageError{fmt.Errorf("--%s needs --defense %s", name, d.Name)}
 		}
 	}
 	return nil
+}
+
+// ownFlagDefenses are the defenses whose flags (by their registry prefix)
+// only they take: all with a prefix but FTML and CML, which share theirs.
+func ownFlagDefenses() []defense.Defense {
+	var out []defense.Defense
+	for _, d := range defense.Defenses() {
+		if p := d.FlagPrefix; p != "" && p != "ftml-" && p != "cml-" {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // fill copies the baseline flags into the defense settings.

@@ -87,8 +87,12 @@ func runBenchDefenses(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	subset := len(ds.Train) // --n 0: all of them
+	if n > 0 && n < subset {
+		subset = n
+	}
 	fmt.Fprintf(stderr, "bench defenses: %s, %s, %d of %d training examples (seed %d), batch %d, max length %d; BLAS %s, %d cores\n",
-		ds.Name, cfg.Arch, min(max(n, 0), len(ds.Train)), len(ds.Train), seed, batch, preset.MaxLen, tensor.BackendDetail(), runtime.GOMAXPROCS(0))
+		ds.Name, cfg.Arch, subset, len(ds.Train), seed, batch, preset.MaxLen, tensor.BackendDetail(), runtime.GOMAXPROCS(0))
 	res, err := experiments.DefenseSpeed(opt)
 	if err != nil {
 		return err

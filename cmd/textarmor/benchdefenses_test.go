@@ -514,7 +514,7 @@ func TestFTMLChecksPaired(t *testing.T) {
 	}
 	kept := map[[2]string]map[int]bool{{"ftml", "pwws"}: ftml, {"sem", "pwws"}: sem}
 	got := strings.Join(ftmlChecks(cells, []string{"pwws"}, kept), "\n")
-	// Differences per example: 0 0 0 1 1, mean 0.4, variance 0.24, SE √(0.24/5) = 21.9 points.
+	// Differences per example: 0 0 0 1 1, mean 0.4, sample variance 0.3, SE √(0.3/5) = 24.5 points.
 	if w := "pwws: FTML 100.0 ≥ sem 60.0 on the 5 examples both attacked (FTML 50.0 on its 10; paired difference +40.0 ± 24.5 SE): holds"; !strings.Contains(got, w) {
 		t.Errorf("checks:\n%s\nlack %q", got, w)
 	}
@@ -524,7 +524,7 @@ func TestFTMLChecksPaired(t *testing.T) {
 	}
 	cells[3] = tableCell{Defense: "sem", Column: "pwws", Accuracy: 80, N: 10}
 	got = strings.Join(ftmlChecks(cells, []string{"pwws"}, kept), "\n")
-	// Differences: 0 0 0 1 1 -1 -1 -1 -1 -1, mean -0.3, mean square 0.7, variance 0.61, SE √(0.061) = 24.7 points.
+	// Differences: 0 0 0 1 1 -1 -1 -1 -1 -1, mean -0.3, mean square 0.7, sample variance 0.61·10/9, SE √(0.0678) = 26.0 points.
 	if w := "pwws: FTML 50.0 ≥ sem 80.0 (paired difference -30.0 ± 26.0 SE over 10): fails"; !strings.Contains(got, w) {
 		t.Errorf("checks:\n%s\nlack %q", got, w)
 	}

@@ -321,11 +321,9 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	}
 	tb.vocab = train.BuildVocab(tok, tb.ds.Train, tb.preset.MinCount, tb.preset.MaxVocab)
 	if tb.synPath == "" {
-		dir, err := dataDirFor(tb.dataDir, "the default synonym table (no --synonyms)")
-		if err != nil {
+		if tb.synPath, err = defaultSynonyms(tb.dataDir); err != nil {
 			return err
 		}
-		tb.synPath = defaultSynonyms(dir)
 	}
 	if tb.nb, err = lexicon.LoadNeighbors(tb.synPath); err != nil {
 		return fmt.Errorf("synonyms: %w (give --synonyms PATH or --data DIR)", err)

@@ -73,8 +73,11 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	if method != "ig" && method != "lime" {
 		return usageError{fmt.Errorf("--method %q: want ig or lime", method)}
 	}
-	if steps < 1 || steps > 100000 || samples < 2 || samples > 1000000 {
-		return usageError{fmt.Errorf("--steps %d must be in [1, 100000] and --samples %d in [2, 1000000] (one sample is the input itself)", steps, samples)}
+	if err := checkNumbers(
+		numRule{steps >= 1 && steps <= 100000, "steps", steps, "in [1, 100000]"},
+		numRule{samples >= 2 && samples <= 1000000, "samples", samples, "in [2, 1000000] (one sample is the input itself)"},
+	); err != nil {
+		return err
 	}
 	useColor := false
 	switch color {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )
@@ -46,14 +45,10 @@ func runFineTune(fs *flag.FlagSet, df *dataFlags, nf *netFlags, dfl *defenseFlag
 		}
 	}
 	if dfl.name == "adv" {
-		// The attack-round flags are checked as for the CNN, but the rate
-		// stays fine-tuning's (FLAT's 0.01 is for CNNs and LSTMs).
-		lr := opt.LR
-		var unused nn.Config
-		if err := dfl.fl.prepare(fs, dfl.name, &unused, &opt, io.Discard); err != nil {
+		// The rate stays fine-tuning's (FLAT's 0.01 is for CNNs and LSTMs).
+		if err := dfl.fl.checkAttack(); err != nil {
 			return err
 		}
-		opt.LR = lr
 	}
 	ds, preset, err := df.load()
 	if err != nil {

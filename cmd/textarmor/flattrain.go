@@ -84,20 +84,23 @@ var roundAttackStop func(round, logged int) bool
 // isRounds reports whether a defense trains with attack rounds.
 func isRounds(name string) bool { return name == "flat" || name == "adv" }
 
-// prepare validates the flags, sets the model config (flat: word mask) and
-// the spec's learning rate when --lr was not given.
+// checkAttack refuses an --attack the rounds cannot run (the numbers are
+// checked with the other flags, numbers).
+func (f *flatFlags) checkAttack() error {
+	if f.attack != "textfooler" && f.attack != "pwws" {
+		return usageError{fmt.Errorf("--attack %q: want textfooler or pwws", f.attack)}
+	}
+	return nil
+}
+
+// prepare checks --attack, sets the model config (flat: word mask) and the
+// spec's learning rate when --lr was not given.
 func (f *flatFlags) prepare(fs *flag.FlagSet, name string, cfg *nn.Config, opt *train.Options, stderr io.Writer) error {
 	if !isRounds(name) {
 		return nil
 	}
-	if f.attack != "textfooler" && f.attack != "pwws" {
-		return usageError{fmt.Errorf("--attack %q: want textfooler or pwws", f.attack)}
-	}
-	if f.beta < 0 || f.gamma < 0 || f.rounds < 1 || f.roundEpochs < 1 || f.perRd < 0 || f.workers < 1 {
-		return usageError{fmt.Errorf("%s: need --beta, --gamma, --adv-per-round ≥ 0 and --rounds, --round-epochs, --attack-workers ≥ 1", name)}
-	}
-	if opt.Epochs < 1 {
-		return usageError{fmt.Errorf("--epochs %d: flat/adv need at least one clean epoch", opt.Epochs)}
+	if err := f.checkAttack(); err != nil {
+		return err
 	}
 	lrSet := false
 	fs.Visit(func(fl *flag.Flag) { lrSet = lrSet || fl.Name == "lr" })
@@ -146,7 +149,8 @@ func (f *flatFlags) run(name string, m *model.Model, obj train.Objective, trainS
 	if wn == "" {
 		wn = lexicon.DefaultWordNetDir()
 	}
-	nf := nearestFlags{k: 50, cos: 0.5}
+	need := rc.Needs(attack.ProtocolFLAT) // the recipe's own neighbourhood with --vectors
+	nf := nearestFlags{k: need.NearestK, cos: need.NearestCos}
 	cfg, err := attackSetup(rc, attack.ProtocolFLAT, m, attackInputs{synPath: synPath, dataDir: dataDir, wnDir: wn, vecPath: f.vectors,
 		nf: nf, cacheDir: nearestCacheDir(opt.Out)}, stderr)
 	if err != nil {

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-
-	"github.com/textarmor/textarmor/defense"
 )
 
 // flagGroup is a titled set of flags in a command's help.
@@ -48,11 +46,9 @@ func flagGroups(cmd string) []flagGroup {
 			return strings.HasPrefix(n, "ftml-") || strings.HasPrefix(n, "cml-")
 		}},
 	}
-	for _, d := range defense.Defenses() {
-		if p := d.FlagPrefix; p != "" && p != "ftml-" && p != "cml-" {
-			g = append(g, flagGroup{fmt.Sprintf("%s (--defense %s)", strings.ToUpper(d.Name), d.Name),
-				func(n string) bool { return strings.HasPrefix(n, p) }})
-		}
+	for _, d := range ownFlagDefenses() {
+		g = append(g, flagGroup{fmt.Sprintf("%s (--defense %s)", strings.ToUpper(d.Name), d.Name),
+			func(n string) bool { return strings.HasPrefix(n, d.FlagPrefix) }})
 	}
 	return append(g,
 		flagGroup{"FLAT and adversarial rounds (--defense flat, adv)", nameIn("attack", "beta", "gamma", "entropy-reduction",

@@ -32,11 +32,8 @@ func runImportance(args []string, stdout, stderr io.Writer) error {
 	if path == "" {
 		return usageError{fmt.Errorf("--model is required")}
 	}
-	if top < 1 {
-		return usageError{fmt.Errorf("--top %d must be positive", top)}
-	}
-	if gapWords < 1 {
-		return usageError{fmt.Errorf("--gap-words %d must be positive", gapWords)}
+	if err := checkNumbers(numRule{top >= 1, "top", top, "at least 1"}, numRule{gapWords >= 1, "gap-words", gapWords, "at least 1"}); err != nil {
+		return err
 	}
 	m, err := model.Load(path)
 	if err != nil {
@@ -84,7 +81,10 @@ func runImportance(args []string, stdout, stderr io.Writer) error {
 		} else {
 			gap = &g
 		}
-	case synPath == "" && errors.Is(statErr(synUsed), os.ErrNotExist):
+	case synPath == "" && synUsed == "":
+		// No data folder: the gap is an optional diagnostic.
+		notes = append(notes, "synonym importance gap skipped: no neighbour table (give one with --synonyms FILE, or --data DIR)")
+	case synPath == "" && errors.Is(err, os.ErrNotExist):
 		notes = append(notes, fmt.Sprintf("synonym importance gap skipped: no neighbour table at %s (give one with --synonyms FILE)", synUsed))
 	default:
 		return err
@@ -151,11 +151,6 @@ func runImportance(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return nil
-}
-
-func statErr(path string) error {
-	_, err := os.Stat(path)
-	return err
 }
 
 // importanceCorrelations loads what the Table 9 correlations need: WF

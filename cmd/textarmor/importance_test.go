@@ -294,6 +294,13 @@ func TestImportanceDiagnosticsMissingInputs(t *testing.T) {
 	if code != 0 || strings.Count(stdout, "note: ") != 3 || strings.Contains(stdout, "synonym importance gap |") {
 		t.Errorf("bare text run: exit %d:\n%s", code, stdout)
 	}
+	// Without any data folder the gap is skipped the same way, saying how
+	// to give a table (it said "no neighbour table at " with no path).
+	t.Setenv("TEXTARMOR_DATA", "")
+	out = runImportanceJSON(t, "--model", bare)
+	if notes := strings.Join(out.Notes, "\n"); out.SynonymGap != nil || !strings.Contains(notes, "no neighbour table (give one with --synonyms FILE, or --data DIR)") {
+		t.Errorf("run without a data folder: notes %q", out.Notes)
+	}
 
 	// The default table under --data is used when present; WF alone gives
 	// only WI–WF.

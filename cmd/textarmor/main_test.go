@@ -285,7 +285,7 @@ func TestOutputsAreLocked(t *testing.T) {
 func TestExplainRejectsBadCounts(t *testing.T) {
 	for _, c := range [][2]string{{"--steps", "0"}, {"--samples", "0"}, {"--samples", "1"}, {"--steps", "-5"}, {"--samples", "100000000"}} {
 		code, _, stderr := runCmd(t, "explain", "--model", "m", c[0], c[1], "a text")
-		if code != 2 || !strings.Contains(stderr, c[0]) {
+		if code != 2 || !strings.Contains(stderr, c[0]+" "+c[1]+" must be") {
 			t.Errorf("%s %s: exit %d, %q", c[0], c[1], code, stderr)
 		}
 	}
@@ -345,8 +345,9 @@ func TestNonFiniteFlagsRefusedEverywhere(t *testing.T) {
 	} {
 		code, _, stderr := runCmd(t, args...)
 		if args[0] == "eval-sts" {
-			if strings.Contains(stderr, "finite") {
-				t.Errorf("eval-sts without a float flag: %q", stderr)
+			// Past the flag checks: the missing model is the error.
+			if code != 1 || strings.Contains(stderr, "finite") || !strings.Contains(stderr, "m/config.json") {
+				t.Errorf("eval-sts without a float flag: exit %d, %q", code, stderr)
 			}
 			continue
 		}

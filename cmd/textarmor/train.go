@@ -494,8 +494,14 @@ func parseNorm(s string) (float64, error) {
 	return 0, usageError{fmt.Errorf("--ftml-norm %q: want 1, 2 or inf", s)}
 }
 
-func defaultSynonyms(dataDir string) string {
-	return filepath.Join(dataDir, "counterfitted-neighbors-jia2019", "counterfitted_neighbors.json")
+// defaultSynonyms is the counter-fitted neighbour table under the data
+// folder, which must be given (--data or TEXTARMOR_DATA).
+func defaultSynonyms(dataDir string) (string, error) {
+	dir, err := dataDirFor(dataDir, "the default synonym table (no --synonyms)")
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(dir, "counterfitted-neighbors-jia2019", "counterfitted_neighbors.json"), nil
 }
 
 // loadSynonyms reads the neighbour table and restricts it to vocab.
@@ -511,14 +517,13 @@ func loadSynonyms(path, dataDir string, vocab *text.Vocab, k int) (*defense.Syno
 // counter-fitted neighbours under dataDir); it returns the path used.
 func loadNeighborFile(path, dataDir string) (*lexicon.Neighbors, string, error) {
 	if path == "" {
-		dir, err := dataDirFor(dataDir, "the default synonym table (no --synonyms)")
-		if err != nil {
+		var err error
+		if path, err = defaultSynonyms(dataDir); err != nil {
 			return nil, "", err
 		}
-		path = defaultSynonyms(dir)
 	}
 	if _, err := os.Stat(path); err != nil {
-		return nil, path, fmt.Errorf("synonym table %s: %v (give one with --synonyms PATH, or --data DIR holding counterfitted-neighbors-jia2019/)", path, err)
+		return nil, path, fmt.Errorf("synonym table %s: %w (give one with --synonyms PATH, or --data DIR holding counterfitted-neighbors-jia2019/)", path, err)
 	}
 	n, err := lexicon.LoadNeighbors(path)
 	if err != nil {
@@ -557,9 +562,6 @@ func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Write
 	if err := d.bl.fill(&s); err != nil {
 		return nil, err
 	}
-	if err := s.Validate(); err != nil {
-		return nil, usageError{err}
-	}
 	syn, path, err := loadSynonyms(d.synonyms, dataDir, m.Vocab, d.k)
 	if err != nil {
 		return nil, err
@@ -589,13 +591,9 @@ func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Write
 	return obj, nil
 }
 
-// defenseList names the defenses and what each is, for --defense's help.
+// defenseList names the defenses, for --defense's help.
 func defenseList() string {
-	var parts []string
-	for _, d := range defense.Defenses() {
-		parts = append(parts, d.Name)
-	}
-	return strings.Join(parts, ", ") + " (flat: FLAT word masks with attack rounds; adv: attack rounds, cross-entropy)"
+	return strings.Join(defense.Names(), ", ") + " (flat: FLAT word masks with attack rounds; adv: attack rounds, cross-entropy)"
 }
 
 // checkTrainNumbers rejects numeric train flags that make no sense (NaN,
