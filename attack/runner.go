@@ -372,7 +372,7 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 		// Each worker makes its own BLAS calls: a threaded BLAS under them
 		// oversubscribes the cores (measured: OpenBLAS's spinning threads
 		// cost a BiLSTM GA 37 % more wall time).
-		defer tensor.SetBLASThreads(tensor.SetBLASThreads(1))
+		defer tensor.SingleThreadedBLAS()()
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

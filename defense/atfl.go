@@ -75,8 +75,7 @@ func (a *ATFL) FGPM(m *nn.Classifier, b *nn.Batch) []int32 {
 	if fc, ok := newFGPMCNN(a, m); ok && a.MaxSteps > 0 {
 		ids := append([]int32(nil), b.IDs...)
 		// Texts run on parallel workers, each with its own small GEMMs.
-		defer tensor.SetBLASThreads(tensor.SetBLASThreads(1))
-		tensor.ParallelFor(b.B, 1<<20, func(s, e int) {
+		tensor.ParallelGemmFor(b.B, 1<<20, func(s, e int) {
 			for r := s; r < e; r++ {
 				fc.attack(ids[r*b.L:(r+1)*b.L], b.IDs[r*b.L:(r+1)*b.L], min(b.Lengths[r], b.L), b.Labels[r])
 			}

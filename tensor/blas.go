@@ -90,6 +90,37 @@ func SetBLASThreads(n int) (prev int) {
 	return prev
 }
 
+// single counts the goroutines inside SingleThreadedBLAS sections.
+var single struct {
+	sync.Mutex
+	n, prev int
+}
+
+// SingleThreadedBLAS runs the backend's own pool on one thread until the
+// returned release is called, for code that calls Gemm from several
+// goroutines (a threaded BLAS under them oversubscribes the cores).
+// Sections may overlap and nest: the first to enter saves the thread count
+// and the last to leave restores it, which a save-and-restore around each
+// section would not (two overlapping ones could leave it at 1).
+func SingleThreadedBLAS() (release func()) {
+	single.Lock()
+	if single.n == 0 {
+		single.prev = SetBLASThreads(1)
+	}
+	single.n++
+	single.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			single.Lock()
+			if single.n--; single.n == 0 {
+				SetBLASThreads(single.prev)
+			}
+			single.Unlock()
+		})
+	}
+}
+
 // BackendName names the backend in use.
 func BackendName() string { return active.Name() }
 

@@ -243,3 +243,38 @@ func TestBackendDetail(t *testing.T) {
 		}
 	}
 }
+
+// countingBackend is a backend with a thread pool that only records its
+// size.
+type countingBackend struct {
+	Backend
+	threads int
+}
+
+func (c *countingBackend) Threads() int     { return c.threads }
+func (c *countingBackend) SetThreads(n int) { c.threads = n }
+
+// TestSingleThreadedBLASOverlapping: overlapping sections keep the pool at
+// one thread while any is open and restore the count when the last
+// closes, in whatever order they close (a save-and-restore per section
+// left it at 1 when the first to enter left first).
+func TestSingleThreadedBLASOverlapping(t *testing.T) {
+	fake := &countingBackend{Backend: active, threads: 8}
+	saved := active
+	active = fake
+	defer func() { active = saved }()
+	a := SingleThreadedBLAS()
+	b := SingleThreadedBLAS()
+	if fake.threads != 1 {
+		t.Fatalf("inside: %d threads", fake.threads)
+	}
+	a()
+	a() // a second release is a no-op
+	if fake.threads != 1 {
+		t.Fatalf("one section still open: %d threads", fake.threads)
+	}
+	b()
+	if fake.threads != 8 {
+		t.Fatalf("after both: %d threads, want 8", fake.threads)
+	}
+}

@@ -57,7 +57,7 @@ func ParallelFor(n, costPerItem int, fn func(lo, hi int)) {
 // attention at length 256 ran 3× slower).
 func ParallelGemmFor(n, costPerItem int, fn func(lo, hi int)) {
 	if workers > 1 && n >= 2 && n*costPerItem >= minParallelWork {
-		defer SetBLASThreads(SetBLASThreads(1))
+		defer SingleThreadedBLAS()()
 	}
 	ParallelFor(n, costPerItem, fn)
 }
