@@ -436,12 +436,8 @@ func (tb *ftmlTable) trainDefense(r tableRecipe) (*model.Model, error) {
 	if err := dfl.check(rp.fs); err != nil {
 		return nil, err
 	}
-	if decay != "" {
-		var e int
-		if _, err := fmt.Sscan(decay, &e); err != nil {
-			return nil, err
-		}
-		opt.DecayEpochs = []int{e}
+	if opt.DecayEpochs, err = parseDecayEpochs(decay); err != nil {
+		return nil, err
 	}
 	nf, err := tb.rowNet(rp.archArgs)
 	if err != nil {

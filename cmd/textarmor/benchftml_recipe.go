@@ -131,13 +131,10 @@ func checkRecipe(r tableRecipe) error {
 	}
 	err = rp.dfl.check(rp.fs)
 	if err == nil {
-		err = checkNumbers(
-			numRule{rp.opt.Epochs >= 1, "epochs", rp.opt.Epochs, "at least 1"},
-			numRule{rp.opt.BatchSize >= 1, "batch", rp.opt.BatchSize, "at least 1"},
-			numRule{finite(rp.opt.LR) && rp.opt.LR > 0, "lr", rp.opt.LR, "a positive number"},
-			numRule{finite(rp.opt.Clip) && rp.opt.Clip >= 0, "clip", rp.opt.Clip, "a number ≥ 0 (0 = off)"},
-			numRule{finite(rp.opt.WeightDecay) && rp.opt.WeightDecay >= 0, "weight-decay", rp.opt.WeightDecay, "a number ≥ 0"},
-		)
+		err = checkNumbers(recipeRules(rp.opt)...)
+	}
+	if err == nil {
+		_, err = parseDecayEpochs(rp.decay)
 	}
 	if err == nil {
 		err = rp.nf.check()

@@ -179,17 +179,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := checkTrainNumbers(opt, nf, df); err != nil {
 		return err
 	}
-	for _, s := range strings.Split(decay, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			e, err := strconv.Atoi(s)
-			if err != nil {
-				return usageError{fmt.Errorf("--lr-decay-epochs %q: %v", decay, err)}
-			}
-			if e < 1 {
-				return usageError{fmt.Errorf("--lr-decay-epochs %q: epoch %d must be at least 1", decay, e)}
-			}
-			opt.DecayEpochs = append(opt.DecayEpochs, e)
-		}
+	var err error
+	if opt.DecayEpochs, err = parseDecayEpochs(decay); err != nil {
+		return err
 	}
 	if opt.Out == "" {
 		return usageError{fmt.Errorf("--out is required")}
@@ -596,23 +588,48 @@ func defenseList() string {
 	return strings.Join(defense.Names(), ", ") + " (flat: FLAT word masks with attack rounds; adv: attack rounds, cross-entropy)"
 }
 
+// recipeRules are the checks of the training flags a table recipe may set
+// too (bench ftml-table --recipe-flags).
+func recipeRules(opt train.Options) []numRule {
+	return []numRule{
+		{opt.Epochs >= 1, "epochs", opt.Epochs, "at least 1"},
+		{opt.BatchSize >= 1, "batch", opt.BatchSize, "at least 1"},
+		{finite(opt.LR) && opt.LR > 0, "lr", opt.LR, "a positive number"},
+		{finite(opt.WeightDecay) && opt.WeightDecay >= 0, "weight-decay", opt.WeightDecay, "a number ≥ 0"},
+		{finite(opt.Clip) && opt.Clip >= 0, "clip", opt.Clip, "a number ≥ 0 (0 = off)"},
+	}
+}
+
+// parseDecayEpochs parses --lr-decay-epochs: comma-separated epochs ≥ 1.
+func parseDecayEpochs(list string) ([]int, error) {
+	var out []int
+	for _, s := range strings.Split(list, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			e, err := strconv.Atoi(s)
+			if err != nil {
+				return nil, usageError{fmt.Errorf("--lr-decay-epochs %q: %v", list, err)}
+			}
+			if e < 1 {
+				return nil, usageError{fmt.Errorf("--lr-decay-epochs %q: epoch %d must be at least 1", list, e)}
+			}
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
 // checkTrainNumbers rejects numeric train flags that make no sense (NaN,
 // infinities, out of range) at parse time, instead of a panic later or a
 // silent default: Options would read an explicit --epochs 0 as "the
 // default".
 func checkTrainNumbers(opt train.Options, nf netFlags, df dataFlags) error {
-	if err := checkNumbers(
-		numRule{opt.Epochs >= 1, "epochs", opt.Epochs, "at least 1"},
-		numRule{opt.BatchSize >= 1, "batch", opt.BatchSize, "at least 1"},
-		numRule{finite(opt.LR) && opt.LR > 0, "lr", opt.LR, "a positive number"},
+	if err := checkNumbers(append(recipeRules(opt),
 		numRule{finite(opt.Momentum) && opt.Momentum >= 0 && opt.Momentum < 1, "momentum", opt.Momentum, "in [0, 1)"},
-		numRule{finite(opt.WeightDecay) && opt.WeightDecay >= 0, "weight-decay", opt.WeightDecay, "a number ≥ 0"},
-		numRule{finite(opt.Clip) && opt.Clip >= 0, "clip", opt.Clip, "a number ≥ 0 (0 = off)"},
 		numRule{finite(opt.DecayGamma) && opt.DecayGamma > 0, "lr-decay", opt.DecayGamma, "a positive number"},
 		numRule{finite(opt.Warmup) && opt.Warmup >= 0 && opt.Warmup < 1, "warmup", opt.Warmup, "in [0, 1)"},
 		numRule{opt.Patience >= 0, "patience", opt.Patience, "≥ 0 (0 = never stop early)"},
 		numRule{opt.CheckpointEvery >= 0, "checkpoint-every", opt.CheckpointEvery, "≥ 0 (0 = at epoch ends only)"},
-	); err != nil {
+	)...); err != nil {
 		return err
 	}
 	if err := nf.check(); err != nil {
