@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/textarmor/textarmor/internal/quote"
 )
 
 // POS is a WordNet part of speech. The zero value, Any, means all four.
@@ -353,26 +355,9 @@ func (db *posDB) loadExceptions(path string) error {
 // hundreds of bytes, which would bury the file name and line number.
 const maxQuote = 40
 
-// quoteShort quotes s for an error message: all of it, or the longest
-// prefix whose quoted form has at most maxQuote characters between the
-// quotes, followed by "..." and the length of s.
-func quoteShort(s string) string {
-	q := strconv.Quote(s)
-	if utf8.RuneCountInString(q) <= maxQuote+2 {
-		return q
-	}
-	n, width := 0, 0
-	for n < len(s) {
-		_, size := utf8.DecodeRuneInString(s[n:])
-		piece := strconv.Quote(s[n : n+size])
-		w := utf8.RuneCountInString(piece) - 2
-		if width+w > maxQuote {
-			break
-		}
-		n, width = n+size, width+w
-	}
-	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:n]), len(s))
-}
+// quoteShort quotes at most maxQuote characters of s (a random-bytes
+// line would fill the screen).
+func quoteShort(s string) string { return quote.Short(s, maxQuote) }
 
 // lineError is an error about line num of path. A line that is not text
 // (invalid UTF-8 or a NUL byte) is most likely a file that is not WordNet's

@@ -11,6 +11,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"github.com/textarmor/textarmor/internal/quote"
 )
 
 // Vectors holds pre-trained vectors for the words of one Vocab.
@@ -282,14 +284,9 @@ func headerDim(count, dim string) (int, error) {
 	return int(d), nil
 }
 
-// quoteField quotes a field of a vector file for a message, at most its
-// first 40 bytes (a binary file read as text has fields of megabytes).
-func quoteField(s string) string {
-	if len(s) <= 40 {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:40]) + "..."
-}
+// quoteField quotes a field of a vector file for a message, at most 40
+// characters of it (a binary file read as text has fields of megabytes).
+func quoteField(s string) string { return quote.Short(s, 40) }
 
 // abbrevNumber shortens a long digit run for a message.
 func abbrevNumber(s string) string {
