@@ -35,7 +35,6 @@ func LockOutput(out string) (unlock func(), err error) {
 
 // lock creates the lock file path for what (named in errors).
 func lock(path, what string) (unlock func(), err error) {
-	dir := what
 	for attempt := 0; attempt < 3; attempt++ {
 		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 		if err == nil {
@@ -61,11 +60,11 @@ func lock(path, what string) (unlock func(), err error) {
 		}
 		pid, perr := strconv.Atoi(strings.TrimSpace(string(raw)))
 		if perr == nil && processAlive(pid) {
-			return nil, fmt.Errorf("%s is in use by process %d (another run writing the same folder): wait for it, stop it, or choose another folder (if no such run exists, remove %s)", dir, pid, path)
+			return nil, fmt.Errorf("%s is in use by process %d (another run writing the same output): wait for it, stop it, or choose another output (if no such run exists, remove %s)", what, pid, path)
 		}
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 	}
-	return nil, fmt.Errorf("cannot lock %s: %s keeps changing", dir, path)
+	return nil, fmt.Errorf("cannot lock %s: %s keeps changing", what, path)
 }
