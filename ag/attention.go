@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/textarmor/textarmor/internal/seeded"
 	"github.com/textarmor/textarmor/tensor"
 )
 
@@ -193,10 +194,7 @@ func dropoutMask(seed uint64, n int, p float32) []float32 {
 	threshold := uint64(float64(p) * (1 << 32)) // drop when the 32-bit draw is below it
 	tensor.ParallelFor(n, 4, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
-			z := seed + uint64(i+1)*0x9E3779B97F4A7C15
-			z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-			z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-			z ^= z >> 31
+			z := seeded.Mix(seed + uint64(i+1)*0x9E3779B97F4A7C15)
 			if z>>32 >= threshold {
 				mask[i] = keep
 			}

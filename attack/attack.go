@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/textarmor/textarmor/internal/seeded"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/text"
@@ -211,9 +212,7 @@ func (a *Attack) Validate() error {
 // that every example has its own independent, reproducible stream.
 func seedFor(seed int64, index int) int64 {
 	z := uint64(seed)*0x9E3779B97F4A7C15 + uint64(index) + 0x632BE59BD9B4E019
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	return int64((z ^ (z >> 31)) & (1<<63 - 1))
+	return int64(seeded.Mix(z) & (1<<63 - 1))
 }
 
 // Run attacks one example. The random numbers come from (seed, ex.Index).

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/textarmor/textarmor/internal/seeded"
 	"github.com/textarmor/textarmor/tensor"
 )
 
@@ -226,10 +227,7 @@ type rng struct{ s uint64 }
 
 func (r *rng) next() uint64 {
 	r.s += 0x9e3779b97f4a7c15
-	z := r.s
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
+	return seeded.Mix(r.s)
 }
 
 // newRNG returns stream number stream of seed.

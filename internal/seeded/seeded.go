@@ -53,3 +53,11 @@ func (s *Source) Skip(n uint64) {
 		s.draws++
 	}
 }
+
+// Mix is SplitMix64's finaliser: a well-mixed 64-bit value from z, for
+// counter-based streams (value i of a stream is Mix(seed + i·golden)).
+func Mix(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	return z ^ (z >> 31)
+}

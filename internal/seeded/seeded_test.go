@@ -72,3 +72,11 @@ func TestSkipContinuesStream(t *testing.T) {
 		t.Error("Seed did not restart the count")
 	}
 }
+
+// TestMix: SplitMix64's first output from state 0 (the reference
+// implementation's published value).
+func TestMix(t *testing.T) {
+	if got := Mix(0x9E3779B97F4A7C15); got != 0xE220A8397B1DCDAF {
+		t.Fatalf("Mix = %#x, want 0xe220a8397b1dcdaf", got)
+	}
+}
