@@ -341,12 +341,12 @@ func TestNonFiniteFlagsRefusedEverywhere(t *testing.T) {
 		{"embed", "train", "--alpha", "nan", "--out", "x.vec"},
 		{"embed", "counterfit", "--k1", "inf", "--vectors", "v", "--out", "x"},
 		{"attack", "--model", "m", "--recipe", "textfooler", "--nn-cos", "NaN"},
-		{"eval-sts", "--model", "m", "--split", "test", "--blas", "gonum", "--json"}, // no float flag: reaches the model (missing)
+		{"eval-sts", "--model", "m", "--data", "no-data", "--split", "test", "--blas", "gonum", "--json"}, // no float flag: reaches the data (missing)
 	} {
 		code, _, stderr := runCmd(t, args...)
 		if args[0] == "eval-sts" {
-			// Past the flag checks: the missing model is the error.
-			if code != 1 || strings.Contains(stderr, "finite") || !strings.Contains(stderr, "m/config.json") {
+			// Past the flag checks: the missing data is the error.
+			if code != 1 || strings.Contains(stderr, "finite") || !strings.Contains(stderr, "no-data") {
 				t.Errorf("eval-sts without a float flag: exit %d, %q", code, stderr)
 			}
 			continue

@@ -83,18 +83,31 @@ func runEvalSTS(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
+	if path == "" {
+		return usageError{fmt.Errorf("--model is required")}
+	}
+	dir, err := dataDirFor(dataDir, "eval-sts")
+	if err != nil {
+		return err
+	}
+	// The data first: a missing file is reported before the model loads.
+	var groupsOf [][]simGroup
+	for _, set := range strings.Split(sets, ",") {
+		groups, err := stsPairs(dir, strings.TrimSpace(set), splitName)
+		if err != nil {
+			return err
+		}
+		groupsOf = append(groupsOf, groups)
+	}
 	m, err := openModel(path, blasName)
 	if err != nil {
 		return err
 	}
 	results := map[string]senteval.STSResult{}
 	var order []string
-	for _, set := range strings.Split(sets, ",") {
+	for k, set := range strings.Split(sets, ",") {
 		set = strings.TrimSpace(set)
-		groups, err := stsPairs(dataDir, set, splitName)
-		if err != nil {
-			return err
-		}
+		groups := groupsOf[k]
 		var sum float64
 		for _, g := range groups {
 			r, err := senteval.STS(m, g.pairs)
