@@ -6,14 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
 
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/checkpoint"
-	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/metrics"
@@ -124,7 +122,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	ex, dsName, err := attackExamples(&df, m, splitName, stderr)
+	ex, dsName, err := df.ForModel(m, splitName, stderr)
 	if err != nil {
 		return err
 	}
@@ -149,7 +147,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	in := attackInputs{synPath: synPath, dataDir: df.dir, wnDir: wnDir, vecPath: vecPath, lmPath: lmPath,
+	in := attackInputs{synPath: synPath, dataDir: df.Dir, wnDir: wnDir, vecPath: vecPath, lmPath: lmPath,
 		budget: budget, nf: nf, cacheDir: nearestCacheDir(out)}
 	var cfg *attack.Configured
 	if recipeName != "" {
@@ -263,34 +261,6 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "  deviation: %s\n", d)
 	}
 	return nil
-}
-
-// attackExamples loads the split to attack; a bare --test file is read with
-// the model's own classes.
-func attackExamples(df *dataFlags, m *model.Model, splitName string, stderr io.Writer) ([]dataset.Example, string, error) {
-	if df.name == "" && df.train == "" && df.test != "" {
-		ex, _, skipped, err := dataset.LoadFile(df.test, dataset.FileOptions{Format: df.format, TextCol: df.textCol,
-			LabelCol: df.labelCl, SkipBad: df.skipBad, Classes: m.Classes})
-		if err != nil {
-			return nil, "", err
-		}
-		if skipped.Count > 0 {
-			fmt.Fprintf(stderr, "%s\n", skipped)
-		}
-		return ex, filepath.Base(df.test), nil
-	}
-	ds, _, err := df.load()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := sameClassCount(m, ds.Classes); err != nil {
-		return nil, "", usageError{err}
-	}
-	ex, err := split(ds, splitName)
-	if err != nil {
-		return nil, "", err
-	}
-	return ex, ds.Name, nil
 }
 
 // mismatchedIndices lists the example indices of successes whose written

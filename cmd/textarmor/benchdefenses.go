@@ -83,7 +83,7 @@ func runBenchDefenses(args []string, stdout, stderr io.Writer) error {
 	opt := experiments.DefenseSpeedOptions{Data: ds, Preset: preset, Net: cfg, Defenses: names, RepeatStandard: repeat,
 		N: n, Batch: batch, LR: lr, Seed: seed, Repeats: repeats, Progress: stderr}
 	if needSynonyms {
-		if opt.Synonyms, _, err = loadNeighborFile(synPath, df.dir); err != nil {
+		if opt.Synonyms, _, err = loadNeighborFile(synPath, df.Dir); err != nil {
 			return err
 		}
 	}

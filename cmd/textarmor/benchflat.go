@@ -221,7 +221,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 		}
 		ft.use[row] = abs
 	}
-	ft.dataset = df.name // before flatAttackN, whose default depends on it
+	ft.dataset = df.Preset // before flatAttackN, whose default depends on it
 	ft.n = flatAttackN(ft.dataset, ft.n)
 	ft.trainArgs = strings.Fields(trainArgs)
 	// The data flags given are forwarded to every train and attack run.

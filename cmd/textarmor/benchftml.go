@@ -20,6 +20,7 @@ import (
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/pipeline"
 	"github.com/textarmor/textarmor/text"
 	"github.com/textarmor/textarmor/train"
 )
@@ -28,8 +29,7 @@ import (
 // preprocessing (spec §6/§8: ftml tokenizer, 512 words, the 50,000 most
 // frequent training words). Tests replace it with a generated dataset.
 var ftmlTableData = func(dataDir string) (*dataset.Dataset, dataset.Preset, error) {
-	d := dataFlags{name: "imdb", dir: dataDir, tokenizer: "ftml", maxLen: 512, minCount: 1, maxVoc: 50000}
-	return d.load()
+	return pipeline.Data{Preset: "imdb", Dir: dataDir, Tokenizer: "ftml", MaxLen: 512, MinCount: 1, MaxVocab: 50000}.Load()
 }
 
 // tableRecipe is one defense's training recipe as `train` flags.

@@ -52,7 +52,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		if !certifyOn {
 			return nil
 		}
-		syn, _, err := loadSynonyms(synPath, df.dir, m.Vocab, 8)
+		syn, _, err := loadSynonyms(synPath, df.Dir, m.Vocab, 8)
 		if err != nil {
 			return err
 		}
@@ -68,9 +68,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	// A bare --test file is evaluated with the model's own classes.
-	if df.name == "" && df.train == "" && df.test != "" {
-		ex, _, skipped, err := dataset.LoadFile(df.test, dataset.FileOptions{Format: df.format, TextCol: df.textCol,
-			LabelCol: df.labelCl, SkipBad: df.skipBad, Classes: m.Classes})
+	if df.Preset == "" && df.Train == "" && df.Test != "" {
+		ex, _, skipped, err := dataset.LoadFile(df.Test, dataset.FileOptions{Format: df.Format, TextCol: df.TextCol,
+			LabelCol: df.LabelCol, SkipBad: df.SkipBad, Classes: m.Classes})
 		if err != nil {
 			return err
 		}
@@ -82,13 +82,13 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if !asJSON {
-			fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s\n", path, archLabel(m.Net.Cfg), m.Training["objective"], df.test)
+			fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s\n", path, archLabel(m.Net.Cfg), m.Training["objective"], df.Test)
 		}
 		truncated(ex)
 		if err := withCert(ex); err != nil {
 			return err
 		}
-		extra["split"], extra["file"], extra["model"] = "file", df.test, path
+		extra["split"], extra["file"], extra["model"] = "file", df.Test, path
 		return printReport(stdout, rep, asJSON, extra)
 	}
 	ds, _, err := df.load()

@@ -2,13 +2,14 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/textarmor/textarmor/explain"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/textarmor/textarmor/explain"
 )
 
 // An --explain pass with --out keeps each pair's scores in a journal beside

@@ -59,7 +59,7 @@ func runFineTune(fs *flag.FlagSet, df *dataFlags, nf *netFlags, dfl *defenseFlag
 		pool = nf.pool
 	}
 	start := time.Now()
-	m, err := model.ImportHF(nf.init, model.ImportOptions{Classes: ds.Classes, Pool: pool, MaxLen: df.maxLen, Tokenizer: preset.Tokenizer, Seed: opt.Seed})
+	m, err := model.ImportHF(nf.init, model.ImportOptions{Classes: ds.Classes, Pool: pool, MaxLen: df.MaxLen, Tokenizer: preset.Tokenizer, Seed: opt.Seed})
 	if err != nil {
 		return err
 	}
@@ -68,7 +68,7 @@ func runFineTune(fs *flag.FlagSet, df *dataFlags, nf *netFlags, dfl *defenseFlag
 			fmt.Fprintf(stderr, "warning: %s: %s\n", nf.init, line)
 		}
 	}
-	if df.maxLen == 0 { // the preset's length, within the model's positions
+	if df.MaxLen == 0 { // the preset's length, within the model's positions
 		if err := m.SetMaxLen(min(preset.PieceLen(), m.Net.Cfg.Transformer.MaxPositions)); err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func runFineTune(fs *flag.FlagSet, df *dataFlags, nf *netFlags, dfl *defenseFlag
 		map[bool]string{true: "; encoder frozen"}[nf.freezeEncoder])
 	var res *train.Result
 	if dfl.name == "adv" {
-		res, err = dfl.fl.run(dfl.name, m, train.Standard{}, ds.Train, ds.Dev, opt, dfl.synonyms, df.dir, stderr)
+		res, err = dfl.fl.run(dfl.name, m, train.Standard{}, ds.Train, ds.Dev, opt, dfl.synonyms, df.Dir, stderr)
 	} else {
 		res, err = train.Run(m, train.Standard{}, trainEx, devEx, opt)
 	}

@@ -71,7 +71,7 @@ func runImportance(args []string, stdout, stderr io.Writer) error {
 	// Diagnostics of spec §9.3: synonym importance gap and correlations.
 	var notes []string
 	var gap *explain.GapStats
-	nb, synUsed, err := loadNeighborFile(synPath, df.dir)
+	nb, synUsed, err := loadNeighborFile(synPath, df.Dir)
 	switch {
 	case err == nil:
 		g := explain.SynonymGap(phi, m.Vocab, nb, gapWords, seed)
@@ -160,7 +160,7 @@ func importanceCorrelations(m *model.Model, phi []float32, df *dataFlags) (*expl
 	var notes []string
 	var wf []float64
 	source := ""
-	if df.name != "" || df.train != "" {
+	if df.Preset != "" || df.Train != "" {
 		ds, _, err := df.load()
 		if err != nil {
 			return nil, nil, err

@@ -19,6 +19,8 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strings"
+
+	"github.com/textarmor/textarmor/pipeline"
 )
 
 // command is one verb of the CLI.
@@ -101,7 +103,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			}
 			fmt.Fprintf(stderr, "textarmor %s: %v\n", c.name, err)
 			var ue usageError
-			if errors.As(err, &ue) {
+			var ce *pipeline.ConfigError
+			if errors.As(err, &ue) || errors.As(err, &ce) {
 				return 2
 			}
 			return 1

@@ -20,6 +20,7 @@ import (
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/pipeline"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 	"github.com/textarmor/textarmor/train"
@@ -247,7 +248,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 		cfg.EmbedDim = vecs.Dim
 	}
-	groupRec, err := dfl.gm.apply(&cfg, vocab, dfl.synonyms, df.dir, opt.Seed, stderr)
+	groupRec, err := dfl.gm.apply(&cfg, vocab, dfl.synonyms, df.Dir, opt.Seed, stderr)
 	if err != nil {
 		return err
 	}
@@ -269,7 +270,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return usageError{fmt.Errorf("--retrofit and --embeddings-from exclude each other (the copied table is used as it is)")}
 	}
 	if nf.retrofit > 0 {
-		if err := retrofitEmbeddings(m, nf.retrofit, dfl.synonyms, df.dir, stderr); err != nil {
+		if err := retrofitEmbeddings(m, nf.retrofit, dfl.synonyms, df.Dir, stderr); err != nil {
 			return err
 		}
 	}
@@ -293,7 +294,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	obj, err := dfl.objective(m, df.dir, stderr)
+	obj, err := dfl.objective(m, df.Dir, stderr)
 	if err != nil {
 		return err
 	}
@@ -304,7 +305,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	describeObjective(obj, opt.Info, stderr)
 	var res *train.Result
 	if isRounds(dfl.name) {
-		res, err = dfl.fl.run(dfl.name, m, obj, ds.Train, ds.Dev, opt, dfl.synonyms, df.dir, stderr)
+		res, err = dfl.fl.run(dfl.name, m, obj, ds.Train, ds.Dev, opt, dfl.synonyms, df.Dir, stderr)
 	} else {
 		res, err = train.Run(m, obj, train.Encode(m, ds.Train), train.Encode(m, ds.Dev), opt)
 	}
@@ -347,26 +348,11 @@ func epochSeconds(r *train.Result) []float64 {
 }
 
 func evaluate(m *model.Model, ex []dataset.Example, classes []string) (metrics.Report, error) {
-	if err := sameClassCount(m, classes); err != nil {
-		return metrics.Report{}, err
-	}
-	enc := train.Encode(m, ex)
-	pred := train.Predict(m.Net, enc)
-	gold := make([]int, len(ex))
-	for i, e := range ex {
-		gold[i] = e.Label
-	}
-	return metrics.Classification(gold, pred, m.Classes)
+	return pipeline.Evaluate(m, ex, classes)
 }
 
-// sameClassCount refuses to pair a model with data of another number of
-// classes: every command that scores a model on a dataset checks it.
 func sameClassCount(m *model.Model, classes []string) error {
-	if len(classes) != len(m.Classes) {
-		return fmt.Errorf("the data has %d classes (%s), the model %d (%s)", len(classes), strings.Join(classes, ", "),
-			len(m.Classes), strings.Join(m.Classes, ", "))
-	}
-	return nil
+	return pipeline.SameClassCount(m, classes)
 }
 
 // printReport prints a metrics report as text or one JSON object with the
