@@ -4,16 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"math/rand"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/nn"
 )
 
 func TestAttackExplainAgreement(t *testing.T) {
@@ -57,8 +54,7 @@ func TestAttackExplainAgreement(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ef := explainFlags{method: "ig", k: 5}
-	s, err := explain.ScorePair(m, ef.method, ef.k, "the movie was good and fun to watch", "the movie was good and fun to watch", 1, nil)
+	s, err := explain.ScorePair(m, "ig", 5, "the movie was good and fun to watch", "the movie was good and fun to watch", 1, nil)
 	if err != nil || !s.Explained || !s.TauOK || math.Abs(s.Tau-1) > 1e-12 || s.TI != 1 {
 		t.Errorf("self pair %+v", s)
 	}
@@ -86,7 +82,8 @@ func TestAttackExplainGoldLabel(t *testing.T) {
 	if a.Label != "gold" || a.Pairs != rep.Successful || a.Pairs == 0 || a.TopK <= 0 || a.TopK > 1 || math.Abs(a.KendallTau) > 1 {
 		t.Fatalf("gold agreement %+v (%d successful)", a, rep.Successful)
 	}
-	// The gold mode explains the one class it is given.
+	// The gold mode explains the one class it is given (the pass's gold
+	// averaging: pipeline's TestExplainGoldAgreement).
 	m, err := model.Load(mdir)
 	if err != nil {
 		t.Fatal(err)
@@ -104,37 +101,6 @@ func TestAttackExplainGoldLabel(t *testing.T) {
 		if err1 != nil || err2 != nil || len(one) != 1 || len(every) != 2 || !slices.Equal(one[0], every[1]) {
 			t.Errorf("%s: class 1 alone %v, every class %v (%v, %v)", method, one, every, err1, err2)
 		}
-	}
-	// run explains each pair's gold label: its result is the per-class
-	// macro average of the pairs scored with their gold class. Three
-	// classes, so that one class's attributions are not the negation of
-	// the average's (as on a two-class model).
-	cfg := m.Net.Cfg
-	cfg.NumClasses = 3
-	if m.Net, err = nn.New(cfg, rand.New(rand.NewSource(4))); err != nil {
-		t.Fatal(err)
-	}
-	rs := []attack.Result{
-		{Index: 0, Type: attack.Successful, GroundTruth: 0, OriginalText: "the movie was good and fun to watch", PerturbedText: "the film was good and fun to watch"},
-		{Index: 1, Type: attack.Successful, GroundTruth: 1, OriginalText: "a dull and boring story", PerturbedText: "a dull and tedious story"},
-		{Index: 2, Type: attack.Successful, GroundTruth: 2, OriginalText: "bad acting and a weak plot", PerturbedText: "poor acting and a weak plot"},
-	}
-	ef := explainFlags{method: "ig", k: 1, label: "gold"}
-	got, err := ef.run(m, rs, 7, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []explain.PairScore
-	for _, r := range rs {
-		s, err := explain.ScorePair(m, ef.method, ef.k, r.OriginalText, r.PerturbedText, 7+int64(r.Index), []int{r.GroundTruth})
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.Gold = r.GroundTruth
-		want = append(want, s)
-	}
-	if w := explain.Aggregate(want, true); got.TopK != w.TopK || got.KendallTau != w.KendallTau || got.Pairs != 3 {
-		t.Errorf("gold run %+v, want TI %g τ %g", got, w.TopK, w.KendallTau)
 	}
 	if code, _, _ := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "textfooler", "--synonyms", syn,
 		"--explain", "ig", "--explain-label", "pred"); code != 2 {

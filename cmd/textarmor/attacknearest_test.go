@@ -168,29 +168,3 @@ func TestAttackVectorsNearestAndShow(t *testing.T) {
 		t.Errorf("--color purple: exit %d", code)
 	}
 }
-
-func TestWordDiffAndShow(t *testing.T) {
-	a, b := wordDiff("the film was great , truly", "the movie was great , really")
-	want := []bool{false, true, false, false, false, true}
-	for i := range want {
-		if a.changed[i] != want[i] || b.changed[i] != want[i] {
-			t.Fatalf("changed %v / %v, want %v", a.changed, b.changed, want)
-		}
-	}
-	// Different lengths fall back to the LCS.
-	a, b = wordDiff("a b c d", "a x y c d")
-	if fmt.Sprint(a.changed) != "[false true false false]" || fmt.Sprint(b.changed) != "[false true true false false]" {
-		t.Errorf("lcs diff %v / %v", a.changed, b.changed)
-	}
-	r := attack.Result{Index: 3, Type: attack.Successful, OriginalText: "a good film", PerturbedText: "a decent film",
-		OriginalOutput: 1, PerturbedOutput: 0, NumWords: 3, NumPerturbed: 1, NumQueries: 9}
-	var plain, col strings.Builder
-	writeShow(&plain, r, []string{"neg", "pos"}, false)
-	writeShow(&col, r, []string{"neg", "pos"}, true)
-	if want := "--- example 3: Successful (pos → neg, 1/3 words, 9 queries)\n- a [[good]] film\n+ a [[decent]] film\n"; plain.String() != want {
-		t.Errorf("plain:\n%q\nwant\n%q", plain.String(), want)
-	}
-	if !strings.Contains(col.String(), ansiBefore+"good"+ansiReset) || !strings.Contains(col.String(), ansiAfter+"decent"+ansiReset) {
-		t.Errorf("colour: %q", col.String())
-	}
-}

@@ -1,0 +1,166 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/model"
+)
+
+// NearestConfig makes the nearest-neighbour substitutes from word vectors
+// (AttackResources.Vectors): the candidate sets of the paper-protocol
+// textfooler, ga, pso, iga and hla.
+type NearestConfig struct {
+	K   int     // each word's K nearest vocabulary words (--nn-k)
+	Cos float64 // … with cosine ≥ Cos (--nn-cos)
+	// Vocab lets substitutes also be the first Vocab words of the vectors
+	// file that the model lacks (they reach it as UNK, as in TextAttack);
+	// 0 = model vocabulary only (--nn-vocab).
+	Vocab int
+	// KGiven and CosGiven say K and Cos were chosen by the user; otherwise
+	// a recipe with a neighbourhood of its own (attack.Needs.NearestK and
+	// NearestCos: Alzantot's 8 and 0.75) replaces them.
+	KGiven, CosGiven bool
+}
+
+// NewNearestConfig returns the CLI's defaults: TextFooler's 50 nearest
+// words with cosine ≥ 0.5, and the first 100,000 words of the vectors file.
+func NewNearestConfig() NearestConfig { return NearestConfig{K: 50, Cos: 0.5, Vocab: 100000} }
+
+// Check validates the numbers.
+func (n NearestConfig) Check() error {
+	switch {
+	case n.K < 1:
+		return configErrorf("--nn-k %d must be at least 1", n.K)
+	case math.IsNaN(n.Cos) || n.Cos < -1 || n.Cos > 1:
+		return configErrorf("--nn-cos %v must be a cosine in [-1, 1]", n.Cos)
+	case n.Vocab < 0:
+		return configErrorf("--nn-vocab %d must be ≥ 0 (0 = model vocabulary only)", n.Vocab)
+	}
+	return nil
+}
+
+// resolve applies the recipe's own neighbourhood where K and Cos were not
+// given.
+func (n NearestConfig) resolve(need attack.Needs) NearestConfig {
+	if need.NearestK > 0 && !n.KGiven {
+		n.K = need.NearestK
+	}
+	if need.NearestK > 0 && !n.CosGiven {
+		n.Cos = need.NearestCos
+	}
+	return n
+}
+
+// AttackResources say where an attack's resources are: BuildRecipe and
+// Attack read those the attack needs (attack.LoadResources), with errors
+// that name the CLI flag giving each.
+type AttackResources struct {
+	Synonyms    string // counter-fitted neighbour JSON ("" = the one under DataDir, DefaultSynonyms)
+	DataDir     string
+	WordNet     string // WordNet dict folder
+	Vectors     string // word vectors (optional)
+	LM          string // language model (optional; ga without the FTML protocol)
+	QueryBudget int    // model queries per example (0 = no limit)
+	Nearest     NearestConfig
+	CacheDir    string    // where nearest-neighbour tables are cached (NearestCacheDir)
+	Log         io.Writer // what was loaded and computed (nil = discard)
+}
+
+// NearestCacheDir is where nearest-neighbour tables are cached: next to
+// the results CSV, or else in the user cache directory ("" when there is
+// none).
+func NearestCacheDir(csvPath string) string {
+	if csvPath != "" {
+		return filepath.Dir(csvPath)
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "textarmor", "neighbors")
+}
+
+// errLMOnlyGA refuses a language model that the recipe does not use: only
+// Alzantot's GA has one, and the FTML protocol runs it without (ftml.md §9).
+var errLMOnlyGA = errors.New("--lm is used only by --recipe ga (alzantot) without --protocol ftml")
+
+// BuildRecipe builds recipe rc under protocol against m with the resources
+// its Needs name. `attack` and `train --defense flat|adv` share it.
+func BuildRecipe(rc attack.Recipe, protocol string, m *model.Model, in AttackResources) (*attack.Configured, error) {
+	need := rc.Needs(protocol)
+	if in.LM != "" && !need.LM {
+		return nil, &ConfigError{errLMOnlyGA}
+	}
+	res, err := loadAttackResources(need, m, in)
+	var re *attack.ResourceError
+	if errors.As(err, &re) && re.Resource == "wordnet" {
+		return nil, fmt.Errorf("%s needs WordNet: %w (give --wordnet DIR, or use --protocol ftml)", rc.Name, re.Err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := rc.Build(protocol, res)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	return cfg, nil
+}
+
+// loadAttackResources is attack.LoadResources with the default synonym
+// table under the data folder, and hints naming the flags.
+func loadAttackResources(need attack.Needs, m *model.Model, in AttackResources) (attack.Resources, error) {
+	files := attack.ResourceFiles{Synonyms: in.Synonyms, WordNet: in.WordNet, Vectors: in.Vectors, LM: in.LM,
+		NearestK: in.Nearest.K, NearestCos: in.Nearest.Cos, NearestVocab: in.Nearest.Vocab, CacheDir: in.CacheDir,
+		QueryBudget: in.QueryBudget, Log: in.Log,
+		DefaultSynonyms: func() (string, error) { return DefaultSynonyms(in.DataDir) }}
+	res, err := attack.LoadResources(need, m, files)
+	var re *attack.ResourceError
+	if !errors.As(err, &re) {
+		return res, err
+	}
+	switch {
+	case re.Resource == "synonyms" && !re.Empty:
+		return res, fmt.Errorf("%w (give --synonyms PATH or --data DIR)", err)
+	case re.Resource == "vectors", re.Resource == "lm":
+		return res, fmt.Errorf("--%w", err)
+	case re.Resource == "encoder":
+		return res, configErrorf("%v (give --vectors)", re.Err)
+	}
+	return res, err
+}
+
+// attackPartName is the name of a part spec ("genetic:pop=30" → "genetic").
+func attackPartName(spec string) string {
+	n, _, _ := strings.Cut(spec, ":")
+	return strings.TrimSpace(n)
+}
+
+// partsUseLM reports whether a constraint of p needs the language model.
+func partsUseLM(p attack.Parts) bool {
+	return slices.ContainsFunc(p.Constraints, func(c string) bool { return attackPartName(c) == "lm-top" })
+}
+
+// partResources loads what the parts of a composed attack name: the
+// neighbour sets or WordNet for the transformation; word vectors for
+// nearest substitutes, the embedding and sentence-similarity constraints
+// and HLA; the tagger for pos; the language model for lm-top.
+func partResources(p attack.Parts, protocol string, m *model.Model, in AttackResources) (attack.Resources, error) {
+	tr := attackPartName(p.Transformation)
+	need := attack.Needs{Synonyms: tr == "synonyms", WordNet: tr == "wordnet", Nearest: tr == "nearest",
+		Encoder: attackPartName(p.Search) == "hla", LM: partsUseLM(p), OOV: protocol != attack.ProtocolFTML,
+		Tagger: slices.ContainsFunc(p.Constraints, func(c string) bool { return attackPartName(c) == "pos" })}
+	res, err := loadAttackResources(need, m, in)
+	var re *attack.ResourceError
+	if errors.As(err, &re) && re.Resource == "wordnet" {
+		return res, fmt.Errorf("transformation wordnet needs WordNet: %w (give --wordnet DIR)", re.Err)
+	}
+	return res, err
+}
