@@ -14,8 +14,7 @@ import (
 )
 
 // Helpers the text, model and resource jobs share (eval, predict, explain,
-// importance, embeddings, bench). Their names are specific on purpose: the
-// package grows in several branches at once.
+// importance, embeddings, bench).
 
 // orDiscard is w, or io.Discard when w is nil: a job's Log may be unset.
 func orDiscard(w io.Writer) io.Writer {
