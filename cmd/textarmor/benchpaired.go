@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/textarmor/textarmor/metrics"
+	"github.com/textarmor/textarmor/pipeline"
 )
 
 // runBenchPaired compares two attack result files of the same test
@@ -22,30 +22,18 @@ func runBenchPaired(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() != 2 {
 		return usageError{fmt.Errorf("bench paired: want two attack result files, got %d", fs.NArg())}
 	}
-	var kept [2]map[int]bool
-	for i, path := range fs.Args() {
-		k, err := keptByIndex(path)
-		if err != nil {
-			return err
-		}
-		if k == nil {
-			return fmt.Errorf("bench paired: %s: no such file", path)
-		}
-		kept[i] = k
-	}
-	p := metrics.PairedAccuracy(kept[0], kept[1])
-	n, accA, accB, se := p.N, p.A, p.B, p.SE
-	if n == 0 {
-		return fmt.Errorf("bench paired: %s and %s share no test example index", fs.Arg(0), fs.Arg(1))
+	p, err := pipeline.BenchPaired(fs.Arg(0), fs.Arg(1))
+	if err != nil {
+		return err
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(map[string]any{"a": fs.Arg(0), "b": fs.Arg(1), "shared": n,
-			"only_a": len(kept[0]) - n, "only_b": len(kept[1]) - n, "aa_a": 100 * accA, "aa_b": 100 * accB,
-			"difference": 100 * (accA - accB), "difference_se": 100 * se})
+		return json.NewEncoder(stdout).Encode(map[string]any{"a": fs.Arg(0), "b": fs.Arg(1), "shared": p.N,
+			"only_a": p.OnlyA, "only_b": p.OnlyB, "aa_a": 100 * p.A, "aa_b": 100 * p.B,
+			"difference": 100 * (p.A - p.B), "difference_se": 100 * p.SE})
 	}
-	fmt.Fprintf(stdout, "AA(A) %.2f, AA(B) %.2f over %d shared examples: A − B %+.2f ± %.2f (paired SE)\n", 100*accA, 100*accB, n, 100*(accA-accB), 100*se)
-	if len(kept[0]) != n || len(kept[1]) != n {
-		fmt.Fprintf(stdout, "not shared: %d examples only in A, %d only in B\n", len(kept[0])-n, len(kept[1])-n)
+	fmt.Fprintf(stdout, "AA(A) %.2f, AA(B) %.2f over %d shared examples: A − B %+.2f ± %.2f (paired SE)\n", 100*p.A, 100*p.B, p.N, 100*(p.A-p.B), 100*p.SE)
+	if p.OnlyA != 0 || p.OnlyB != 0 {
+		fmt.Fprintf(stdout, "not shared: %d examples only in A, %d only in B\n", p.OnlyA, p.OnlyB)
 	}
 	return nil
 }

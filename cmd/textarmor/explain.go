@@ -1,37 +1,18 @@
 package main
 
 import (
-	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"os"
-	"strconv"
 	"strings"
 	"unicode"
 
-	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/internal/progress"
-	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/text"
+	"github.com/textarmor/textarmor/pipeline"
 )
-
-// parseClass accepts a class name or index of m; "" is -1 (predicted class).
-func parseClass(m *model.Model, s string) (int, error) {
-	if s == "" {
-		return -1, nil
-	}
-	for i, c := range m.Classes {
-		if c == s {
-			return i, nil
-		}
-	}
-	if i, err := strconv.Atoi(s); err == nil && i >= 0 && i < len(m.Classes) {
-		return i, nil
-	}
-	return 0, usageError{fmt.Errorf("--class %q: the model's classes are %s (or 0..%d)", s, strings.Join(m.Classes, ", "), len(m.Classes)-1)}
-}
 
 // colorWord wraps word in a 256-colour ANSI background: green for positive
 // scores, red for negative, intensity by |score|/maxAbs.
@@ -52,31 +33,22 @@ func colorWord(word string, score, maxAbs float64) string {
 
 func runExplain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("explain", "explain --model DIR [--method ig|lime] [--class C] [--json] [TEXT...]   (reads one text per line from stdin when no TEXT)", stderr)
-	var path, method, class, color string
+	c := pipeline.NewExplainTextsConfig()
+	var color string
 	var asJSON bool
-	var steps, samples int
-	var seed int64
-	fs.StringVar(&path, "model", "", "model directory (required)")
-	fs.StringVar(&method, "method", "ig", "attribution method: ig (integrated gradients) or lime")
-	fs.StringVar(&class, "class", "", "class to explain, by name or index (default: the predicted class)")
+	fs.StringVar(&c.Model, "model", "", "model directory (required)")
+	fs.StringVar(&c.Method, "method", c.Method, "attribution method: ig (integrated gradients) or lime")
+	fs.StringVar(&c.Class, "class", "", "class to explain, by name or index (default: the predicted class)")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object per text: tokens, scores, class, probs")
 	fs.StringVar(&color, "color", "auto", "colour words by score: auto (when stdout is a terminal), always, never")
-	fs.IntVar(&steps, "steps", explain.DefaultSteps, "ig: interpolation steps")
-	fs.IntVar(&samples, "samples", explain.DefaultSamples, "lime: perturbed samples")
-	fs.Int64Var(&seed, "seed", 1, "lime: random seed")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "ig: interpolation steps")
+	fs.IntVar(&c.Samples, "samples", c.Samples, "lime: perturbed samples")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "lime: random seed")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	if path == "" {
-		return usageError{fmt.Errorf("--model is required")}
-	}
-	if method != "ig" && method != "lime" {
-		return usageError{fmt.Errorf("--method %q: want ig or lime", method)}
-	}
-	if err := checkNumbers(
-		numRule{steps >= 1 && steps <= 100000, "steps", steps, "in [1, 100000]"},
-		numRule{samples >= 2 && samples <= 1000000, "samples", samples, "in [2, 1000000] (one sample is the input itself)"},
-	); err != nil {
+	c.Texts, c.Input = fs.Args(), os.Stdin
+	if err := c.Check(); err != nil { // before --color, as it always was
 		return err
 	}
 	useColor := false
@@ -89,122 +61,54 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usageError{fmt.Errorf("--color %q: want auto, always or never", color)}
 	}
-	m, err := model.Load(path)
-	if err != nil {
-		return err
-	}
-	cls, err := parseClass(m, class)
-	if err != nil {
-		return err
-	}
-	texts, err := textsFrom(fs.Args())
+	r, err := pipeline.ExplainTexts(context.Background(), c)
 	if err != nil {
 		return err
 	}
 	enc := json.NewEncoder(stdout)
-	for _, s := range texts {
-		words, ids, wordOf := m.Align(s)
-		toks := text.Texts(words)
-		known := 0
-		for _, id := range ids {
-			if m.Known(id) {
-				known++
-			}
-		}
-		if len(ids) == 0 || known == 0 {
-			msg := "no tokens"
-			if len(ids) > 0 {
-				msg = "every token is unknown to the model's vocabulary"
-			}
-			if asJSON {
-				if err := enc.Encode(map[string]any{"text": s, "error": msg}); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintf(stdout, "%q: nothing to explain (%s)\n", s, msg)
-			}
-			continue
-		}
-		probs := explain.Probs(m.Net, ids)
-		c := cls
-		if c < 0 {
-			c = argmax32(probs)
-		}
-		var scores [][]float64
-		if method == "ig" {
-			scores, err = explain.IG(m.Net, ids, []int{c}, steps)
-		} else {
-			scores, err = explain.LIME(m.Net, ids, []int{c}, explain.LIMEOptions{Samples: samples, Seed: seed})
-		}
-		if err != nil {
-			return err
-		}
-		sc, unknown := explain.WordScores(m, scores[0], ids, wordOf, len(toks))
+	for _, e := range r.Texts {
 		if asJSON {
-			if err := enc.Encode(map[string]any{"text": s, "tokens": toks, "scores": sc, "method": method,
-				"class": c, "label": m.Classes[c], "probs": probs}); err != nil {
+			obj := map[string]any{"text": e.Text, "error": e.Skipped}
+			if e.Skipped == "" {
+				obj = map[string]any{"text": e.Text, "tokens": e.Tokens, "scores": e.Scores, "method": r.Method,
+					"class": e.Class, "label": e.Label, "probs": e.Probs}
+			}
+			if err := enc.Encode(obj); err != nil {
 				return err
 			}
 			continue
 		}
-		var maxAbs float64
-		for _, v := range sc {
-			maxAbs = math.Max(maxAbs, math.Abs(v))
+		if e.Skipped != "" {
+			fmt.Fprintf(stdout, "%q: nothing to explain (%s)\n", e.Text, e.Skipped)
+			continue
 		}
-		fmt.Fprintf(stdout, "%s for class %s (p = %.3f):\n", strings.ToUpper(method), m.Classes[c], probs[c])
-		if useColor {
-			parts := make([]string, len(toks))
-			for j, w := range toks {
-				parts[j] = colorWord(w, sc[j], maxAbs)
-			}
-			fmt.Fprintf(stdout, "  %s\n", strings.Join(parts, " "))
-		}
-		for j, w := range toks {
-			unk := ""
-			if unknown[j] {
-				unk = " (unknown)"
-			}
-			fmt.Fprintf(stdout, "  %-20s %+.4f%s\n", w, sc[j], unk)
-		}
+		printAttribution(stdout, e, r.Method, useColor)
 	}
 	return nil
 }
 
-// textsFrom returns args, or one text per stdin line when there are none.
-// Blank lines are kept (as empty texts) so that output lines stay aligned
-// with input lines, but a stdin of blank lines only holds no text.
-func textsFrom(args []string) ([]string, error) {
-	texts := args
-	if len(texts) == 0 {
-		sc := bufio.NewScanner(os.Stdin)
-		sc.Buffer(make([]byte, 1<<20), 16<<20)
-		nonBlank := false
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
-			nonBlank = nonBlank || line != ""
-			texts = append(texts, line)
-		}
-		if err := sc.Err(); err != nil {
-			return nil, fmt.Errorf("stdin: %w", err)
-		}
-		if !nonBlank {
-			texts = nil
-		}
+// printAttribution prints one text's word scores, one word a line, and
+// the text with coloured words first when useColor.
+func printAttribution(stdout io.Writer, e pipeline.ExplainedText, method string, useColor bool) {
+	var maxAbs float64
+	for _, v := range e.Scores {
+		maxAbs = math.Max(maxAbs, math.Abs(v))
 	}
-	if len(texts) == 0 {
-		return nil, usageError{fmt.Errorf("no text given (as arguments or on stdin)")}
-	}
-	return texts, nil
-}
-
-func argmax32(p []float32) int {
-	b := 0
-	for i, v := range p {
-		if v > p[b] {
-			b = i
+	fmt.Fprintf(stdout, "%s for class %s (p = %.3f):\n", strings.ToUpper(method), e.Label, e.Probs[e.Class])
+	if useColor {
+		parts := make([]string, len(e.Tokens))
+		for j, w := range e.Tokens {
+			parts[j] = colorWord(w, e.Scores[j], maxAbs)
 		}
+		fmt.Fprintf(stdout, "  %s\n", strings.Join(parts, " "))
 	}
-	return b
+	for j, w := range e.Tokens {
+		unk := ""
+		if e.Unknown[j] {
+			unk = " (unknown)"
+		}
+		fmt.Fprintf(stdout, "  %-20s %+.4f%s\n", w, e.Scores[j], unk)
+	}
 }
 
 // printable writes control characters of s (terminal escape sequences,

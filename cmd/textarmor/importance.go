@@ -1,123 +1,60 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"sort"
 
 	"github.com/textarmor/textarmor/explain"
-	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/pipeline"
 )
 
 func runImportance(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("importance", "importance --model DIR [--top N] [--synonyms FILE] [--dataset NAME | --train FILE] [--json]", stderr)
-	var df dataFlags
+	c := pipeline.NewImportanceConfig()
+	df := dataFlags{c.Data}
 	df.register(fs, false)
-	var path, synPath string
-	var top, gapWords int
-	var seed int64
 	var asJSON bool
-	fs.StringVar(&path, "model", "", "model directory of a masked (FLAT) model (required)")
-	fs.IntVar(&top, "top", 20, "words to list at each end")
+	fs.StringVar(&c.Model, "model", "", "model directory of a masked (FLAT) model (required)")
+	fs.IntVar(&c.Top, "top", c.Top, "words to list at each end")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object: most, least (word, phi), summary statistics, phi_stats, synonym_gap, correlations")
-	fs.StringVar(&synPath, "synonyms", "", "neighbour table for the synonym importance gap (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json; the gap is skipped when the default is missing)")
-	fs.IntVar(&gapWords, "gap-words", 1000, "vocabulary words (with an in-vocabulary neighbour) sampled for the synonym importance gap")
-	fs.Int64Var(&seed, "seed", 1, "seed of the synonym-gap word sample")
+	fs.StringVar(&c.Synonyms, "synonyms", "", "neighbour table for the synonym importance gap (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json; the gap is skipped when the default is missing)")
+	fs.IntVar(&c.GapWords, "gap-words", c.GapWords, "vocabulary words (with an in-vocabulary neighbour) sampled for the synonym importance gap")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of the synonym-gap word sample")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if path == "" {
-		return usageError{fmt.Errorf("--model is required")}
-	}
-	if err := checkNumbers(numRule{top >= 1, "top", top, "at least 1"}, numRule{gapWords >= 1, "gap-words", gapWords, "at least 1"}); err != nil {
-		return err
-	}
-	m, err := model.Load(path)
+	c.Data = df.Data
+	r, err := pipeline.Importance(context.Background(), c)
 	if err != nil {
 		return err
 	}
-	phi := m.Net.WordImportance()
-	if phi == nil {
-		return fmt.Errorf("%s has no word mask (train it with --defense flat)", path)
-	}
-	type wp struct {
-		Word string  `json:"word"`
-		Phi  float32 `json:"phi"`
-	}
-	words := m.Vocab.Words()
-	var all []wp
-	for id := 2; id < len(words); id++ { // skip <pad>, <unk>
-		all = append(all, wp{words[id], phi[id]})
-	}
-	sort.SliceStable(all, func(a, b int) bool { return all[a].Phi > all[b].Phi })
-	n := min(top, len(all))
-	most := all[:n]
-	least := make([]wp, n)
-	for i := range least {
-		least[i] = all[len(all)-1-i]
-	}
-	var mean float64
-	for _, w := range all {
-		mean += float64(w.Phi)
-	}
-	if len(all) > 0 {
-		mean /= float64(len(all))
-	}
-	ps := explain.SummarizePhi(phi)
-
-	// Diagnostics of spec §9.3: synonym importance gap and correlations.
-	var notes []string
-	var gap *explain.GapStats
-	nb, synUsed, err := loadNeighborFile(synPath, df.Dir)
-	switch {
-	case err == nil:
-		g := explain.SynonymGap(phi, m.Vocab, nb, gapWords, seed)
-		g.Synonyms = synUsed
-		if g.Pairs == 0 {
-			notes = append(notes, fmt.Sprintf("synonym importance gap skipped: no vocabulary word has an in-vocabulary neighbour in %s", synUsed))
-		} else {
-			gap = &g
-		}
-	case synPath == "" && synUsed == "":
-		// No data folder: the gap is an optional diagnostic.
-		notes = append(notes, "synonym importance gap skipped: no neighbour table (give one with --synonyms FILE, or --data DIR)")
-	case synPath == "" && errors.Is(err, os.ErrNotExist):
-		notes = append(notes, fmt.Sprintf("synonym importance gap skipped: no neighbour table at %s (give one with --synonyms FILE)", synUsed))
-	default:
-		return err
-	}
-	corr, corrNotes, err := importanceCorrelations(m, phi, &df)
-	if err != nil {
-		return err
-	}
-	notes = append(notes, corrNotes...)
-
+	ps, gap, corr := r.Phi, r.Gap, r.Correlations
 	if asJSON {
-		out := map[string]any{"most": most, "least": least, "words": len(all),
-			"mean_phi": mean, "median_phi": ps.Median, "share_phi_0.4_0.6": ps.Share04to06, "phi_stats": ps}
+		out := map[string]any{"most": r.Most, "least": r.Least, "words": r.Words,
+			"mean_phi": r.MeanPhi, "median_phi": ps.Median, "share_phi_0.4_0.6": ps.Share04to06, "phi_stats": ps}
 		if gap != nil {
 			out["synonym_gap"] = gap
 		}
 		if corr != nil {
 			out["correlations"] = corr
 		}
-		if len(notes) > 0 {
-			out["notes"] = notes
+		if len(r.Notes) > 0 {
+			out["notes"] = r.Notes
 		}
 		return json.NewEncoder(stdout).Encode(out)
 	}
 	fmt.Fprintf(stdout, "%d words: mean φ %.4f, median φ %.4f, %.1f%% within (0.4, 0.6), %.1f%% > 0.9, %.1f%% < 0.1\n",
-		len(all), mean, ps.Median, 100*ps.Share04to06, 100*ps.ShareAbove09, 100*ps.ShareBelow01)
-	fmt.Fprintf(stdout, "\nmost important:\n")
-	for _, w := range most {
-		fmt.Fprintf(stdout, "  %-20s %.4f\n", w.Word, w.Phi)
-	}
-	fmt.Fprintf(stdout, "\nleast important:\n")
-	for _, w := range least {
-		fmt.Fprintf(stdout, "  %-20s %.4f\n", w.Word, w.Phi)
+		r.Words, r.MeanPhi, ps.Median, 100*ps.Share04to06, 100*ps.ShareAbove09, 100*ps.ShareBelow01)
+	for _, end := range []struct {
+		name  string
+		words []pipeline.WordPhi
+	}{{"most", r.Most}, {"least", r.Least}} {
+		fmt.Fprintf(stdout, "\n%s important:\n", end.name)
+		for _, w := range end.words {
+			fmt.Fprintf(stdout, "  %-20s %.4f\n", w.Word, w.Phi)
+		}
 	}
 	if gap != nil {
 		q := gap.Quartiles
@@ -144,50 +81,11 @@ func runImportance(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if len(notes) > 0 {
+	if len(r.Notes) > 0 {
 		fmt.Fprintln(stdout)
-		for _, s := range notes {
+		for _, s := range r.Notes {
 			fmt.Fprintf(stdout, "note: %s\n", s)
 		}
 	}
 	return nil
-}
-
-// importanceCorrelations loads what the Table 9 correlations need: WF
-// needs --dataset or --train, SF the model's substitution_counts training
-// record. It returns nil and notes when neither is there.
-func importanceCorrelations(m *model.Model, phi []float32, df *dataFlags) (*explain.Correlations, []string, error) {
-	var notes []string
-	var wf []float64
-	source := ""
-	if df.Preset != "" || df.Train != "" {
-		ds, _, err := df.load()
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(ds.Train) == 0 {
-			return nil, nil, fmt.Errorf("dataset %s has no training split to count word frequencies on", ds.Name)
-		}
-		texts := make([]string, len(ds.Train))
-		for i, e := range ds.Train {
-			texts[i] = e.Text
-		}
-		wf = explain.WordFrequencies(m.Vocab, m.Tok, texts)
-		source = fmt.Sprintf("%s train (%d texts, %s tokenizer)", ds.Name, len(ds.Train), m.Tokenizer)
-	} else {
-		notes = append(notes, "WF correlations skipped: no training data (give --dataset NAME or --train FILE)")
-	}
-	raw, ok := m.Training["substitution_counts"]
-	sf, err := explain.SubstitutionFrequencies(m.Vocab, raw, ok)
-	if err != nil {
-		return nil, nil, err
-	}
-	if sf == nil {
-		notes = append(notes, "SF correlations skipped: the model's training record has no substitution_counts (FLAT training records them)")
-	}
-	c := explain.ImportanceCorrelations(phi, wf, sf)
-	if c != nil {
-		c.WFSource = source
-	}
-	return c, notes, nil
 }

@@ -1,0 +1,175 @@
+package pipeline
+
+import (
+	"context"
+	"io"
+
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/metrics"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/text"
+)
+
+// EvalConfig configures EvalModel (`textarmor eval`).
+type EvalConfig struct {
+	// Model is the model directory (required): a textarmor model or a
+	// Hugging Face directory with a classifier. BLAS names the matrix
+	// backend ("" = the build's; the choice is process-wide).
+	Model, BLAS string
+	// Data and Split select the examples: a split of a preset or of
+	// training files, or a bare Data.Test file read with the model's own
+	// classes (Split is then not used).
+	Data  Data
+	Split string
+	// Certify says the caller will certify the model with IBP bounds:
+	// models they do not cover (transformers) are refused before any data
+	// is read.
+	Certify bool
+	// Log receives the report of skipped lines (nil = discard).
+	Log io.Writer
+}
+
+// NewEvalConfig returns the CLI's defaults: the test split.
+func NewEvalConfig() EvalConfig { return EvalConfig{Data: NewData(), Split: "test"} }
+
+// EvalReport is a model's score on a split or a file.
+type EvalReport struct {
+	Model    *model.Model
+	Examples []dataset.Example
+	Report   metrics.Report
+	// Dataset and Split name the split scored; File is the bare test file
+	// instead (Dataset is then "" and Split "file").
+	Dataset, Split, File string
+	// Truncated counts the texts longer than the model's length, cut.
+	Truncated int
+}
+
+// EvalModel scores a model on labelled examples: accuracy, macro-F1,
+// per-class scores and the confusion matrix.
+func EvalModel(ctx context.Context, c EvalConfig) (*EvalReport, error) {
+	m, err := openModelOn(c.Model, c.BLAS)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseEncoderOnly(m, c.Model); err != nil {
+		return nil, err
+	}
+	if c.Certify && m.Pieces != nil {
+		return nil, configErrorf("--certify: IBP bounds are for cnn, lstm and bilstm models, not transformers")
+	}
+	r := &EvalReport{Model: m}
+	classes := m.Classes
+	if c.Data.Preset == "" && c.Data.Train == "" && c.Data.Test != "" {
+		// A bare test file is read with the model's own classes.
+		if r.Examples, _, err = c.Data.ForModel(m, c.Split, orDiscard(c.Log)); err != nil {
+			return nil, err
+		}
+		r.Split, r.File = "file", c.Data.Test
+	} else {
+		ds, _, err := c.Data.Load()
+		if err != nil {
+			return nil, err
+		}
+		if r.Examples, err = Split(ds, c.Split); err != nil {
+			return nil, err
+		}
+		r.Dataset, r.Split, classes = ds.Name, c.Split, ds.Classes
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if r.Report, err = Evaluate(m, r.Examples, classes); err != nil {
+		return nil, err
+	}
+	r.Truncated = countOverlong(m, r.Examples)
+	return r, nil
+}
+
+// countOverlong counts the texts longer than the model's maximum length.
+func countOverlong(m *model.Model, ex []dataset.Example) int {
+	n := 0
+	for _, e := range ex {
+		if _, dropped := m.EncodeCounted(e.Text); dropped > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// PredictConfig configures Predict (`textarmor predict`).
+type PredictConfig struct {
+	// Model is the model directory (required): a textarmor model or a
+	// Hugging Face directory with a classifier.
+	Model string
+	// Texts to classify; when there are none, one text per line of Input
+	// (the CLI: stdin), read once the model is open.
+	Texts []string
+	Input io.Reader
+}
+
+// PredictReport holds each text with its prediction.
+type PredictReport struct {
+	Texts       []string
+	Predictions []model.Prediction
+}
+
+// Predict classifies texts.
+func Predict(ctx context.Context, c PredictConfig) (*PredictReport, error) {
+	if c.Model == "" {
+		return nil, configErrorf("--model is required")
+	}
+	m, err := model.Open(c.Model)
+	if err != nil {
+		return nil, err
+	}
+	if err := refuseEncoderOnly(m, c.Model); err != nil {
+		return nil, err
+	}
+	texts, err := inputTexts(c.Texts, c.Input)
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return &PredictReport{Texts: texts, Predictions: m.PredictTexts(texts)}, nil
+}
+
+// DataStatsReport describes a dataset (`textarmor data stats`).
+type DataStatsReport struct {
+	Dataset *dataset.Dataset
+	Preset  dataset.Preset // the preprocessing in effect
+	Splits  []SplitStats   // the non-empty splits, in train, dev, test order
+}
+
+// SplitStats are one split's statistics.
+type SplitStats struct {
+	Name  string
+	Stats dataset.Stats
+}
+
+// DataStats loads the dataset d selects and counts each split's examples,
+// classes and lengths under the preset's tokenizer.
+func DataStats(d Data) (*DataStatsReport, error) {
+	if err := d.Check(); err != nil {
+		return nil, err
+	}
+	ds, preset, err := d.Load()
+	if err != nil {
+		return nil, err
+	}
+	tok, err := text.NewTokenizer(preset.Tokenizer)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	r := &DataStatsReport{Dataset: ds, Preset: preset}
+	for _, sp := range []struct {
+		name string
+		ex   []dataset.Example
+	}{{"train", ds.Train}, {"dev", ds.Dev}, {"test", ds.Test}} {
+		if len(sp.ex) > 0 {
+			r.Splits = append(r.Splits, SplitStats{Name: sp.name, Stats: dataset.ComputeStats(sp.ex, tok)})
+		}
+	}
+	return r, nil
+}
