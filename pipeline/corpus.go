@@ -169,15 +169,15 @@ func NewTrainEmbeddingsConfig() TrainEmbeddingsConfig {
 // the corpus selection and the output.
 func (c TrainEmbeddingsConfig) Check() error {
 	o := c.Options
-	if err := firstBadSetting(
-		settingRule{o.Dim >= 1 && o.Dim <= text.MaxVectorDim, "dim", o.Dim, fmt.Sprintf("in [1, %d]", text.MaxVectorDim)},
-		settingRule{o.Epochs >= 1, "epochs", o.Epochs, "at least 1"},
-		settingRule{o.Window >= 1, "window", o.Window, "at least 1"},
-		settingRule{o.Negative >= 1, "negative", o.Negative, "at least 1"},
-		settingRule{o.MinCount >= 1, "min-count", o.MinCount, "at least 1 (1 keeps every word)"},
-		settingRule{isFinite(o.Sample) && o.Sample >= 0, "sample", o.Sample, "a number ≥ 0 (0 = off)"},
-		settingRule{isFinite(o.Alpha) && o.Alpha > 0, "alpha", o.Alpha, "a positive number"},
-		settingRule{o.Workers >= 1 && o.Workers <= wordvec.MaxWorkers, "workers", o.Workers, fmt.Sprintf("in [1, %d]", wordvec.MaxWorkers)},
+	if err := CheckRules(
+		Rule{o.Dim >= 1 && o.Dim <= text.MaxVectorDim, "dim", o.Dim, fmt.Sprintf("in [1, %d]", text.MaxVectorDim)},
+		Rule{o.Epochs >= 1, "epochs", o.Epochs, "at least 1"},
+		Rule{o.Window >= 1, "window", o.Window, "at least 1"},
+		Rule{o.Negative >= 1, "negative", o.Negative, "at least 1"},
+		Rule{o.MinCount >= 1, "min-count", o.MinCount, "at least 1 (1 keeps every word)"},
+		Rule{isFinite(o.Sample) && o.Sample >= 0, "sample", o.Sample, "a number ≥ 0 (0 = off)"},
+		Rule{isFinite(o.Alpha) && o.Alpha > 0, "alpha", o.Alpha, "a positive number"},
+		Rule{o.Workers >= 1 && o.Workers <= wordvec.MaxWorkers, "workers", o.Workers, fmt.Sprintf("in [1, %d]", wordvec.MaxWorkers)},
 	); err != nil {
 		return err
 	}
@@ -268,9 +268,9 @@ func NewTrainLMConfig() TrainLMConfig {
 // Check validates the numbers, the corpus selection and the output.
 func (c TrainLMConfig) Check() error {
 	o := c.Options
-	if err := firstBadSetting(
-		settingRule{o.Order >= 1 && o.Order <= langmodel.MaxOrder, "order", o.Order, fmt.Sprintf("in [1, %d]", langmodel.MaxOrder)},
-		settingRule{o.MinCount >= 1, "min-count", o.MinCount, "at least 1"},
+	if err := CheckRules(
+		Rule{o.Order >= 1 && o.Order <= langmodel.MaxOrder, "order", o.Order, fmt.Sprintf("in [1, %d]", langmodel.MaxOrder)},
+		Rule{o.MinCount >= 1, "min-count", o.MinCount, "at least 1"},
 	); err != nil {
 		return err
 	}

@@ -50,15 +50,15 @@ func NewCounterfitConfig() CounterfitConfig {
 func (c CounterfitConfig) Check() error {
 	o := c.Options
 	cosDist := func(x float64) bool { return isFinite(x) && x >= 0 && x <= 2 }
-	if err := firstBadSetting(
-		settingRule{isFinite(o.K1) && o.K1 >= 0, "k1", o.K1, "a number ≥ 0"},
-		settingRule{isFinite(o.K2) && o.K2 >= 0, "k2", o.K2, "a number ≥ 0"},
-		settingRule{isFinite(o.K3) && o.K3 >= 0, "k3", o.K3, "a number ≥ 0 (0 = off)"},
-		settingRule{cosDist(o.Delta), "delta", o.Delta, "a cosine distance in [0, 2]"},
-		settingRule{cosDist(o.Gamma), "gamma", o.Gamma, "a cosine distance in [0, 2]"},
-		settingRule{cosDist(o.Rho), "rho", o.Rho, "a cosine distance in [0, 2]"},
-		settingRule{o.MaxVSP >= 0, "max-vsp", o.MaxVSP, "≥ 0 (0 = all within rho)"},
-		settingRule{o.Iters >= 1, "iters", o.Iters, "at least 1"},
+	if err := CheckRules(
+		Rule{isFinite(o.K1) && o.K1 >= 0, "k1", o.K1, "a number ≥ 0"},
+		Rule{isFinite(o.K2) && o.K2 >= 0, "k2", o.K2, "a number ≥ 0"},
+		Rule{isFinite(o.K3) && o.K3 >= 0, "k3", o.K3, "a number ≥ 0 (0 = off)"},
+		Rule{cosDist(o.Delta), "delta", o.Delta, "a cosine distance in [0, 2]"},
+		Rule{cosDist(o.Gamma), "gamma", o.Gamma, "a cosine distance in [0, 2]"},
+		Rule{cosDist(o.Rho), "rho", o.Rho, "a cosine distance in [0, 2]"},
+		Rule{o.MaxVSP >= 0, "max-vsp", o.MaxVSP, "≥ 0 (0 = all within rho)"},
+		Rule{o.Iters >= 1, "iters", o.Iters, "at least 1"},
 	); err != nil {
 		return err
 	}

@@ -35,9 +35,9 @@ func NewEmbedStatsConfig() EmbedStatsConfig {
 
 // Check validates the numbers, the norm and the model.
 func (c EmbedStatsConfig) Check() error {
-	if err := firstBadSetting(
-		settingRule{isFinite(c.Alpha) && c.Alpha >= 0, "alpha", c.Alpha, "a number ≥ 0 (0 = the model's FTML/CML alpha or 0.7·alpha0)"},
-		settingRule{c.Anchors == -1 || c.Anchors >= 1, "anchors", c.Anchors, "at least 1, or -1 = all"},
+	if err := CheckRules(
+		Rule{isFinite(c.Alpha) && c.Alpha >= 0, "alpha", c.Alpha, "a number ≥ 0 (0 = the model's FTML/CML alpha or 0.7·alpha0)"},
+		Rule{c.Anchors == -1 || c.Anchors >= 1, "anchors", c.Anchors, "at least 1, or -1 = all"},
 	); err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func EmbedStats(ctx context.Context, c EmbedStatsConfig) (*EmbedStatsReport, err
 	if err != nil {
 		return nil, err
 	}
-	nb, path, err := readNeighborTable(c.Synonyms, c.DataDir)
+	nb, path, err := LoadNeighbors(c.Synonyms, c.DataDir)
 	if err != nil {
 		return nil, err
 	}

@@ -40,9 +40,9 @@ func (c ExplainTextsConfig) Check() error {
 	if c.Method != "ig" && c.Method != "lime" {
 		return configErrorf("--method %q: want ig or lime", c.Method)
 	}
-	return firstBadSetting(
-		settingRule{c.Steps >= 1 && c.Steps <= 100000, "steps", c.Steps, "in [1, 100000]"},
-		settingRule{c.Samples >= 2 && c.Samples <= 1000000, "samples", c.Samples, "in [2, 1000000] (one sample is the input itself)"},
+	return CheckRules(
+		Rule{c.Steps >= 1 && c.Steps <= 100000, "steps", c.Steps, "in [1, 100000]"},
+		Rule{c.Samples >= 2 && c.Samples <= 1000000, "samples", c.Samples, "in [2, 1000000] (one sample is the input itself)"},
 	)
 }
 

@@ -38,8 +38,8 @@ func (c ImportanceConfig) Check() error {
 	if c.Model == "" {
 		return configErrorf("--model is required")
 	}
-	return firstBadSetting(settingRule{c.Top >= 1, "top", c.Top, "at least 1"},
-		settingRule{c.GapWords >= 1, "gap-words", c.GapWords, "at least 1"})
+	return CheckRules(Rule{c.Top >= 1, "top", c.Top, "at least 1"},
+		Rule{c.GapWords >= 1, "gap-words", c.GapWords, "at least 1"})
 }
 
 // WordPhi is a word with its learnt importance φ.
@@ -101,7 +101,7 @@ func Importance(ctx context.Context, c ImportanceConfig) (*ImportanceReport, err
 		return nil, err
 	}
 
-	nb, synUsed, err := readNeighborTable(c.Synonyms, c.Data.Dir)
+	nb, synUsed, err := LoadNeighbors(c.Synonyms, c.Data.Dir)
 	switch {
 	case err == nil:
 		g := explain.SynonymGap(phi, m.Vocab, nb, c.GapWords, c.Seed)

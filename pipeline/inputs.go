@@ -50,9 +50,9 @@ func inputTexts(texts []string, r io.Reader) ([]string, error) {
 	return texts, nil
 }
 
-// selectBLASBackend switches the process-wide matrix backend ("" keeps
+// UseBLAS switches the process-wide matrix backend ("" keeps
 // the build's); an unknown name is a configuration error.
-func selectBLASBackend(name string) error {
+func UseBLAS(name string) error {
 	if name == "" {
 		return nil
 	}
@@ -68,7 +68,7 @@ func openModelOn(path, blas string) (*model.Model, error) {
 	if path == "" {
 		return nil, configErrorf("--model is required")
 	}
-	if err := selectBLASBackend(blas); err != nil {
+	if err := UseBLAS(blas); err != nil {
 		return nil, err
 	}
 	return model.Open(path)
@@ -83,10 +83,10 @@ func refuseEncoderOnly(m *model.Model, path string) error {
 	return nil
 }
 
-// readNeighborTable reads the neighbour table at path (default: the
+// LoadNeighbors reads the neighbour table at path (default: the
 // counter-fitted neighbours under dataDir); it returns the path used, ""
 // when there was none to use.
-func readNeighborTable(path, dataDir string) (*lexicon.Neighbors, string, error) {
+func LoadNeighbors(path, dataDir string) (*lexicon.Neighbors, string, error) {
 	if path == "" {
 		var err error
 		if path, err = DefaultSynonyms(dataDir); err != nil {
@@ -119,21 +119,21 @@ func parseDistanceNorm(flag, s string) (float64, error) {
 // isFinite reports whether x is neither NaN nor an infinity.
 func isFinite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
-// settingRule is one numeric setting's range check: ok is whether val, the
+// Rule is one numeric setting's range check: ok is whether val, the
 // value of the CLI flag named flag, is in range; want says the range.
-type settingRule struct {
-	ok   bool
-	flag string
-	val  any
-	want string
+type Rule struct {
+	OK   bool
+	Flag string
+	Val  any
+	Want string
 }
 
-// firstBadSetting returns a *ConfigError for the first rule that fails,
+// CheckRules returns a *ConfigError for the first rule that fails,
 // worded as the CLI always has: "--flag VALUE must be RANGE".
-func firstBadSetting(rules ...settingRule) error {
+func CheckRules(rules ...Rule) error {
 	for _, r := range rules {
-		if !r.ok {
-			return configErrorf("--%s %v must be %s", r.flag, r.val, r.want)
+		if !r.OK {
+			return configErrorf("--%s %v must be %s", r.Flag, r.Val, r.Want)
 		}
 	}
 	return nil

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestVerbChecksNameTheFlag: every job refuses a configuration it cannot
@@ -77,23 +76,6 @@ func TestVerbChecksNameTheFlag(t *testing.T) {
 		{counterfitCfg(func(c *CounterfitConfig) { c.Options.Delta = 3 }), "--delta 3 must be a cosine distance in [0, 2]"},
 		{counterfitCfg(func(c *CounterfitConfig) { c.Vectors = "" }), "--vectors and --out are required"},
 		{counterfitCfg(func(c *CounterfitConfig) { c.DataDir = "" }), "the default synonym and antonym lists (no --synonyms/--antonyms) needs the benchmark data folder"},
-		{func() error { c := NewBenchDefensesConfig(); c.LR = 0; _, err := BenchDefenses(ctx, c); return err }(), "--lr 0 must be a positive number"},
-		{func() error {
-			c := NewBenchDefensesConfig()
-			c.Defenses = []string{"flat"}
-			_, err := BenchDefenses(ctx, c)
-			return err
-		}(), "--defenses: flat trains in attack rounds"},
-		{func() error {
-			c := NewBenchDefensesConfig()
-			c.Defenses = []string{" ", ""}
-			_, err := BenchDefenses(ctx, c)
-			return err
-		}(), "--defenses is empty"},
-		{func() error { c := NewSpeedConfig(); c.MinTime = 0; _, err := Bench(ctx, c); return err }(), "--time 0s must be a positive duration"},
-		{func() error { c := NewSpeedConfig(); c.BLAS = "nope"; _, err := Bench(ctx, c); return err }(), `"nope"`},
-		{func() error { c := NewSpeedConfig(); c.Len = 1; _, err := BenchTransformer(ctx, c); return err }(), "--time 3s must be positive and --len 1 in [2, 512]"},
-		{func() error { c := NewDemoConfig(); c.Epochs = 0; _, err := Demo(ctx, c); return err }(), "--epochs 0 must be at least 1"},
 		{func() error {
 			c := NewEvalSTSConfig()
 			c.Model, c.DataDir, c.Sets = "m", "d", []string{"nope"}
@@ -169,15 +151,5 @@ func TestCorpusAndEmbeddings(t *testing.T) {
 	var ce *ConfigError
 	if _, err := TrainEmbeddings(context.Background(), c); !errors.As(err, &ce) || !strings.Contains(err.Error(), "is a directory") {
 		t.Errorf("--out a directory: %v", err)
-	}
-}
-
-func TestJobsStopWhenCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	c := NewSpeedConfig()
-	c.MinTime = time.Nanosecond
-	if _, err := Bench(ctx, c); !errors.Is(err, context.Canceled) {
-		t.Errorf("Bench on a cancelled context: %v", err)
 	}
 }

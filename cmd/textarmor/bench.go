@@ -9,7 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/textarmor/textarmor/pipeline"
+	"github.com/textarmor/textarmor/experiments"
 	"github.com/textarmor/textarmor/tensor"
 )
 
@@ -32,13 +32,13 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	fs := newFlags("bench", "bench [defenses|ftml-table|flat-table|paired|transformer] [flags]", stderr)
-	c := pipeline.NewSpeedConfig()
+	c := experiments.NewSpeedConfig()
 	var asJSON bool
 	speedFlags(fs, &c, &asJSON)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	r, err := pipeline.Bench(context.Background(), c)
+	r, err := experiments.RunSpeed(context.Background(), c)
 	if err != nil {
 		return err
 	}
@@ -46,14 +46,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 }
 
 // speedFlags register the flags bench and bench transformer share.
-func speedFlags(fs *flag.FlagSet, c *pipeline.SpeedConfig, asJSON *bool) {
+func speedFlags(fs *flag.FlagSet, c *experiments.SpeedConfig, asJSON *bool) {
 	fs.StringVar(&c.BLAS, "blas", "", "BLAS backend: "+fmt.Sprint(tensor.Backends())+" (default "+tensor.BackendName()+")")
 	fs.BoolVar(asJSON, "json", false, "print the rows as JSON")
 	fs.DurationVar(&c.MinTime, "time", c.MinTime, "minimum time spent on each measurement")
 }
 
 // printSpeedReport prints a speed table, or its rows as JSON.
-func printSpeedReport(stdout io.Writer, r *pipeline.SpeedReport, asJSON bool) error {
+func printSpeedReport(stdout io.Writer, r *experiments.SpeedReport, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(map[string]any{"blas": r.BLAS, "cores": r.Cores, "rows": r.Rows})
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/textarmor/textarmor/pipeline"
+	"github.com/textarmor/textarmor/experiments"
 )
 
 // runBenchDefenses implements `bench defenses`: one epoch of each defense on
@@ -16,7 +16,7 @@ import (
 // process (FTML spec §10 "training time per epoch", Table 3, §14 A17).
 func runBenchDefenses(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench defenses", "bench defenses (--dataset NAME | --train FILE) --model cnn|bilstm [--n 2000] [--defenses LIST] [--json]", stderr)
-	c := pipeline.NewBenchDefensesConfig()
+	c := experiments.NewDefenseSpeedConfig()
 	df := dataFlags{c.Data}
 	df.register(fs, true)
 	var nf netFlags
@@ -47,7 +47,7 @@ func runBenchDefenses(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	c.BLAS = nf.blasName
-	r, err := pipeline.BenchDefenses(context.Background(), c)
+	r, err := experiments.RunDefenseSpeed(context.Background(), c)
 	if err != nil {
 		return err
 	}

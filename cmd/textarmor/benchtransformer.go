@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/textarmor/textarmor/pipeline"
+	"github.com/textarmor/textarmor/experiments"
 )
 
 // runBenchTransformer times a MiniLM-shaped encoder (random weights: the
@@ -13,14 +13,14 @@ import (
 // the same run.
 func runBenchTransformer(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench transformer", "bench transformer [--blas NAME] [--time 3s] [--json]", stderr)
-	c := pipeline.NewSpeedConfig()
+	c := experiments.NewSpeedConfig()
 	var asJSON bool
 	speedFlags(fs, &c, &asJSON)
 	fs.IntVar(&c.Len, "len", c.Len, "sequence length in word pieces")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	r, err := pipeline.BenchTransformer(context.Background(), c)
+	r, err := experiments.RunSpeedTransformer(context.Background(), c)
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,12 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/textarmor/textarmor/pipeline"
+	"github.com/textarmor/textarmor/experiments"
 )
 
 func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", "demo [flags]", stderr)
-	c := pipeline.NewDemoConfig()
+	c := experiments.NewDemoConfig()
 	var quiet bool
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed for the generated task and training")
 	fs.IntVar(&c.Epochs, "epochs", c.Epochs, "training epochs per model")
@@ -24,7 +24,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	if !quiet {
 		c.Progress = stderr
 	}
-	r, err := pipeline.Demo(context.Background(), c)
+	r, err := experiments.RunDemo(context.Background(), c)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package pipeline
+package experiments
 
 import (
 	"context"
@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/textarmor/textarmor/pipeline"
+
 	"github.com/textarmor/textarmor/defense"
-	"github.com/textarmor/textarmor/experiments"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/tensor"
 )
@@ -33,47 +34,47 @@ func NewSpeedConfig() SpeedConfig { return SpeedConfig{MinTime: 3 * time.Second,
 type SpeedReport struct {
 	BLAS  string // the backend, in detail (tensor.BackendDetail)
 	Cores int    // GOMAXPROCS
-	Rows  []experiments.SpeedRow
+	Rows  []SpeedRow
 }
 
-// Bench measures the GEMM peak and the CNN's and BiLSTM's training-step
-// and forward speed against it (experiments.SpeedCNNBiLSTM).
-func Bench(ctx context.Context, c SpeedConfig) (*SpeedReport, error) {
-	if err := firstBadSetting(settingRule{c.MinTime > 0, "time", c.MinTime, "a positive duration"}); err != nil {
+// RunSpeed measures the GEMM peak and the CNN's and BiLSTM's training-step
+// and forward speed against it (SpeedCNNBiLSTM).
+func RunSpeed(ctx context.Context, c SpeedConfig) (*SpeedReport, error) {
+	if err := pipeline.CheckRules(pipeline.Rule{OK: c.MinTime > 0, Flag: "time", Val: c.MinTime, Want: "a positive duration"}); err != nil {
 		return nil, err
 	}
-	if err := selectBLASBackend(c.BLAS); err != nil {
+	if err := pipeline.UseBLAS(c.BLAS); err != nil {
 		return nil, err
 	}
-	return speedReport(ctx, experiments.SpeedCNNBiLSTM, c)
+	return speedReport(ctx, SpeedCNNBiLSTM, c)
 }
 
-// BenchTransformer measures the GEMM peak and a MiniLM-shaped encoder's
-// forward and fine-tuning speed against it (experiments.SpeedTransformer).
-func BenchTransformer(ctx context.Context, c SpeedConfig) (*SpeedReport, error) {
-	if err := selectBLASBackend(c.BLAS); err != nil {
+// RunSpeedTransformer measures the GEMM peak and a MiniLM-shaped encoder's
+// forward and fine-tuning speed against it (SpeedTransformer).
+func RunSpeedTransformer(ctx context.Context, c SpeedConfig) (*SpeedReport, error) {
+	if err := pipeline.UseBLAS(c.BLAS); err != nil {
 		return nil, err
 	}
 	if c.MinTime <= 0 || c.Len < 2 || c.Len > 512 {
 		return nil, configErrorf("--time %v must be positive and --len %d in [2, 512]", c.MinTime, c.Len)
 	}
-	return speedReport(ctx, experiments.SpeedTransformer, c)
+	return speedReport(ctx, SpeedTransformer, c)
 }
 
-func speedReport(ctx context.Context, table func(experiments.SpeedOptions) ([]experiments.SpeedRow, error), c SpeedConfig) (*SpeedReport, error) {
+func speedReport(ctx context.Context, table func(SpeedOptions) ([]SpeedRow, error), c SpeedConfig) (*SpeedReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	rows, err := table(experiments.SpeedOptions{MinTime: c.MinTime, Len: c.Len})
+	rows, err := table(SpeedOptions{MinTime: c.MinTime, Len: c.Len})
 	if err != nil {
 		return nil, err
 	}
 	return &SpeedReport{BLAS: tensor.BackendDetail(), Cores: runtime.GOMAXPROCS(0), Rows: rows}, nil
 }
 
-// BenchDefensesConfig configures BenchDefenses (`textarmor bench defenses`).
-type BenchDefensesConfig struct {
-	Data Data
+// DefenseSpeedConfig configures BenchDefenses (`textarmor bench defenses`).
+type DefenseSpeedConfig struct {
+	Data pipeline.Data
 	// Net is the architecture every defense trains; BLAS the matrix
 	// backend ("" = the build's).
 	Net  nn.Config
@@ -96,22 +97,22 @@ type BenchDefensesConfig struct {
 	Log      io.Writer // the setup line and a line per defense (nil = discard)
 }
 
-// NewBenchDefensesConfig returns the CLI's defaults (the network is the
+// NewDefenseSpeedConfig returns the CLI's defaults (the network is the
 // caller's: nn.DefaultConfig of an architecture).
-func NewBenchDefensesConfig() BenchDefensesConfig {
-	return BenchDefensesConfig{Data: NewData(), Defenses: []string{"standard", "ftml", "cml", "sem", "ascc", "atfl", "ibp"},
+func NewDefenseSpeedConfig() DefenseSpeedConfig {
+	return DefenseSpeedConfig{Data: pipeline.NewData(), Defenses: []string{"standard", "ftml", "cml", "sem", "ascc", "atfl", "ibp"},
 		RepeatStandard: true, N: 2000, Batch: 64, Repeats: 1, LR: 1e-3, Seed: 42}
 }
 
 // Check validates the numbers and the defenses.
-func (c BenchDefensesConfig) Check() error {
-	rules := []settingRule{
-		{c.N >= 0, "n", c.N, "≥ 0 (0 = the whole training split)"},
-		{c.Batch >= 1, "batch", c.Batch, "at least 1"},
-		{isFinite(c.LR) && c.LR > 0, "lr", c.LR, "a positive number"},
-		{c.Repeats >= 1, "repeats", c.Repeats, "at least 1"},
+func (c DefenseSpeedConfig) Check() error {
+	rules := []pipeline.Rule{
+		{OK: c.N >= 0, Flag: "n", Val: c.N, Want: "≥ 0 (0 = the whole training split)"},
+		{OK: c.Batch >= 1, Flag: "batch", Val: c.Batch, Want: "at least 1"},
+		{OK: isFinite(c.LR) && c.LR > 0, Flag: "lr", Val: c.LR, Want: "a positive number"},
+		{OK: c.Repeats >= 1, Flag: "repeats", Val: c.Repeats, Want: "at least 1"},
 	}
-	if err := firstBadSetting(rules...); err != nil {
+	if err := pipeline.CheckRules(rules...); err != nil {
 		return err
 	}
 	if err := c.Data.Check(); err != nil {
@@ -123,7 +124,7 @@ func (c BenchDefensesConfig) Check() error {
 
 // defenseNames are the defenses to time (blank names dropped) and whether
 // any of them needs the synonym table.
-func (c BenchDefensesConfig) defenseNames() ([]string, bool, error) {
+func (c DefenseSpeedConfig) defenseNames() ([]string, bool, error) {
 	var names []string
 	needSynonyms := false
 	for _, s := range c.Defenses {
@@ -146,9 +147,9 @@ func (c BenchDefensesConfig) defenseNames() ([]string, bool, error) {
 	return names, needSynonyms, nil
 }
 
-// BenchDefensesReport is the timing table with what it was measured on.
-type BenchDefensesReport struct {
-	*experiments.DefenseSpeedResult
+// DefenseSpeedReport is the timing table with what it was measured on.
+type DefenseSpeedReport struct {
+	*DefenseSpeedResult
 	Dataset string
 	Arch    string
 	MaxLen  int
@@ -156,14 +157,14 @@ type BenchDefensesReport struct {
 	Cores   int    // GOMAXPROCS
 }
 
-// BenchDefenses times one training epoch of each defense on the same
+// RunDefenseSpeed times one training epoch of each defense on the same
 // seeded training subset, with the same batches, one after another in
 // this process (FTML spec §10 "training time per epoch", Table 3, §14 A17).
-func BenchDefenses(ctx context.Context, c BenchDefensesConfig) (*BenchDefensesReport, error) {
+func RunDefenseSpeed(ctx context.Context, c DefenseSpeedConfig) (*DefenseSpeedReport, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	if err := selectBLASBackend(c.BLAS); err != nil {
+	if err := pipeline.UseBLAS(c.BLAS); err != nil {
 		return nil, err
 	}
 	names, needSynonyms, _ := c.defenseNames()
@@ -172,10 +173,10 @@ func BenchDefenses(ctx context.Context, c BenchDefensesConfig) (*BenchDefensesRe
 		return nil, err
 	}
 	log := orDiscard(c.Log)
-	opt := experiments.DefenseSpeedOptions{Data: ds, Preset: preset, Net: c.Net, Defenses: names, RepeatStandard: c.RepeatStandard,
+	opt := DefenseSpeedOptions{Data: ds, Preset: preset, Net: c.Net, Defenses: names, RepeatStandard: c.RepeatStandard,
 		N: c.N, Batch: c.Batch, LR: c.LR, Seed: c.Seed, Repeats: c.Repeats, Progress: log}
 	if needSynonyms {
-		if opt.Synonyms, _, err = readNeighborTable(c.Synonyms, c.Data.Dir); err != nil {
+		if opt.Synonyms, _, err = pipeline.LoadNeighbors(c.Synonyms, c.Data.Dir); err != nil {
 			return nil, err
 		}
 	}
@@ -183,13 +184,13 @@ func BenchDefenses(ctx context.Context, c BenchDefensesConfig) (*BenchDefensesRe
 	if c.N > 0 && c.N < subset {
 		subset = c.N
 	}
-	r := &BenchDefensesReport{Dataset: ds.Name, Arch: c.Net.Arch, MaxLen: preset.MaxLen, BLAS: tensor.BackendDetail(), Cores: runtime.GOMAXPROCS(0)}
+	r := &DefenseSpeedReport{Dataset: ds.Name, Arch: c.Net.Arch, MaxLen: preset.MaxLen, BLAS: tensor.BackendDetail(), Cores: runtime.GOMAXPROCS(0)}
 	fmt.Fprintf(log, "bench defenses: %s, %s, %d of %d training examples (seed %d), batch %d, max length %d; BLAS %s, %d cores\n",
 		ds.Name, c.Net.Arch, subset, len(ds.Train), c.Seed, c.Batch, preset.MaxLen, r.BLAS, r.Cores)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	if r.DefenseSpeedResult, err = experiments.DefenseSpeed(opt); err != nil {
+	if r.DefenseSpeedResult, err = DefenseSpeed(opt); err != nil {
 		return nil, err
 	}
 	return r, nil

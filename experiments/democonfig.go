@@ -1,10 +1,10 @@
-package pipeline
+package experiments
 
 import (
 	"context"
 	"io"
 
-	"github.com/textarmor/textarmor/experiments"
+	"github.com/textarmor/textarmor/pipeline"
 )
 
 // DemoConfig configures Demo (`textarmor demo`).
@@ -19,26 +19,26 @@ type DemoConfig struct {
 // NewDemoConfig returns the CLI's defaults.
 func NewDemoConfig() DemoConfig { return DemoConfig{Seed: 1, Epochs: 4} }
 
-// Check validates the epochs (experiments.Demo reads 0 as its default).
+// Check validates the epochs (Demo reads 0 as its default).
 func (c DemoConfig) Check() error {
-	return firstBadSetting(settingRule{c.Epochs >= 1, "epochs", c.Epochs, "at least 1"})
+	return pipeline.CheckRules(pipeline.Rule{OK: c.Epochs >= 1, Flag: "epochs", Val: c.Epochs, Want: "at least 1"})
 }
 
 // DemoReport is the demo's task and its table, a row per model.
 type DemoReport struct {
-	Task experiments.DemoTask
-	Rows []experiments.DemoRow
+	Task DemoTask
+	Rows []DemoRow
 }
 
-// Demo trains and attacks models on a generated task (experiments.Demo).
-func Demo(ctx context.Context, c DemoConfig) (*DemoReport, error) {
+// RunDemo trains and attacks models on a generated task (Demo) after checking c.
+func RunDemo(ctx context.Context, c DemoConfig) (*DemoReport, error) {
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	task, rows, err := experiments.Demo(experiments.DemoOptions{Seed: c.Seed, Epochs: c.Epochs, Out: c.Out, Progress: c.Progress})
+	task, rows, err := Demo(DemoOptions{Seed: c.Seed, Epochs: c.Epochs, Out: c.Out, Progress: c.Progress})
 	if err != nil {
 		return nil, err
 	}
