@@ -183,7 +183,7 @@ func (d *DefenseConfig) Check() error {
 	); err != nil {
 		return err
 	}
-	if (d.Name == "ftml" || d.Name == "cml") && s.Norm != 1 && s.Norm != 2 && !math.IsInf(s.Norm, 1) {
+	if def.Synonyms && s.Norm != 1 && s.Norm != 2 && !math.IsInf(s.Norm, 1) {
 		return configErrorf("--ftml-norm %v: want 1, 2 or inf", s.Norm)
 	}
 	switch {
@@ -201,6 +201,11 @@ func (d *DefenseConfig) Check() error {
 	}
 	if _, err := nn.ParseEntropyReduction(string(r.Entropy)); err != nil {
 		return configErrorf("--entropy-reduction: %w", err)
+	}
+	if def.Synonyms { // what defense.NewObjective will check, should a rule above be missing
+		if err := s.Validate(); err != nil {
+			return &ConfigError{err}
+		}
 	}
 	if def.Rounds && r.Attack != "textfooler" && r.Attack != "pwws" {
 		return configErrorf("--attack %q: want textfooler or pwws", r.Attack)
