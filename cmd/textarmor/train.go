@@ -1,19 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"math/rand"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/lexicon"
@@ -26,38 +22,33 @@ import (
 	"github.com/textarmor/textarmor/train"
 )
 
+// netFlags are the architecture flags: a pipeline.Network, the window
+// widths as given, and the model's starting points.
 type netFlags struct {
-	arch, widths, pool   string
-	embedDim, filters    int
-	hidden               int
-	inputLayer           int
-	headHidden           int
-	dropout, embedInit   float64
-	tanh, freeze         bool
+	net                  pipeline.Network
+	widths               string
 	embeddings, blasName string
 	embFrom              string
 	retrofit             int
-	// init is a Hugging Face checkpoint directory a transformer starts
-	// from; freezeEncoder trains its head only.
-	init          string
-	freezeEncoder bool
+	init                 string
+	freezeEncoder        bool
 }
 
 func (n *netFlags) register(fs *flag.FlagSet) {
-	d := nn.DefaultConfig("cnn")
-	fs.StringVar(&n.arch, "model", "cnn", "architecture: "+strings.Join(nn.Archs, ", "))
-	fs.IntVar(&n.embedDim, "embed-dim", d.EmbedDim, "embedding size (taken from --embeddings when given)")
-	fs.IntVar(&n.filters, "filters", d.Filters, "cnn: filters per window width")
+	d := pipeline.NewNetwork()
+	fs.StringVar(&n.net.Arch, "model", d.Arch, "architecture: "+strings.Join(nn.Archs, ", "))
+	fs.IntVar(&n.net.EmbedDim, "embed-dim", d.EmbedDim, "embedding size (taken from --embeddings when given)")
+	fs.IntVar(&n.net.Filters, "filters", d.Filters, "cnn: filters per window width")
 	fs.StringVar(&n.widths, "widths", "3,4,5", "cnn: comma-separated window widths")
-	fs.IntVar(&n.hidden, "hidden", 150, "lstm/bilstm: hidden units per direction")
-	fs.StringVar(&n.pool, "pool", "max", "lstm/bilstm: pooling over time, max or mean")
-	fs.BoolVar(&n.tanh, "tanh", false, "lstm/bilstm: tanh before and after pooling (FLAT's LSTM)")
-	fs.IntVar(&n.inputLayer, "input-layer", 0, "width of a linear layer with ReLU applied to each word vector before the encoder (Jia et al.'s IBP models: 100; 0 = none)")
-	fs.IntVar(&n.headHidden, "head-hidden", 0, "width of a hidden layer with ReLU between the pooled sentence and the output layer (Jia et al.: 100; 0 = none)")
-	fs.Float64Var(&n.dropout, "dropout", d.Dropout, "dropout before the output layer (and before --head-hidden's layer)")
-	fs.Float64Var(&n.embedInit, "embed-init", d.EmbedInit, "random embedding rows are drawn from U(-a, a)")
+	fs.IntVar(&n.net.Hidden, "hidden", d.Hidden, "lstm/bilstm: hidden units per direction")
+	fs.StringVar(&n.net.Pool, "pool", d.Pool, "lstm/bilstm: pooling over time, max or mean")
+	fs.BoolVar(&n.net.Tanh, "tanh", false, "lstm/bilstm: tanh before and after pooling (FLAT's LSTM)")
+	fs.IntVar(&n.net.InputLayer, "input-layer", 0, "width of a linear layer with ReLU applied to each word vector before the encoder (Jia et al.'s IBP models: 100; 0 = none)")
+	fs.IntVar(&n.net.HeadHidden, "head-hidden", 0, "width of a hidden layer with ReLU between the pooled sentence and the output layer (Jia et al.: 100; 0 = none)")
+	fs.Float64Var(&n.net.Dropout, "dropout", d.Dropout, "dropout before the output layer (and before --head-hidden's layer)")
+	fs.Float64Var(&n.net.EmbedInit, "embed-init", d.EmbedInit, "random embedding rows are drawn from U(-a, a)")
 	fs.StringVar(&n.embeddings, "embeddings", "", "word vectors (GloVe/word2vec text or fastText .vec, .gz ok); words missing from the file start random")
-	fs.BoolVar(&n.freeze, "freeze-embeddings", false, "keep the embedding table fixed during training")
+	fs.BoolVar(&n.net.FreezeEmbeddings, "freeze-embeddings", false, "keep the embedding table fixed during training")
 	fs.StringVar(&n.embFrom, "embeddings-from", "", "model directory: take its vocabulary and embedding table, frozen (implies --freeze-embeddings; FTML spec §12.1)")
 	fs.IntVar(&n.retrofit, "retrofit", 0, "retrofit the initial embedding table to the --synonyms neighbour graph with this many sweeps (Faruqui et al. 2015; 10 in the paper; 0 = off)")
 	fs.StringVar(&n.blasName, "blas", "", "BLAS backend: "+strings.Join(tensor.Backends(), ", ")+" (default "+tensor.BackendName()+")")
@@ -65,65 +56,37 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&n.freezeEncoder, "freeze-encoder", false, "transformer with --init: train the classification head only (a quick baseline)")
 }
 
-func (n *netFlags) config() (nn.Config, error) {
-	cfg := nn.DefaultConfig(n.arch)
-	cfg.EmbedDim, cfg.Dropout, cfg.EmbedInit, cfg.FreezeEmb = n.embedDim, n.dropout, n.embedInit, n.freeze
-	cfg.InputLayer, cfg.HeadHidden = n.inputLayer, n.headHidden
-	if n.inputLayer < 0 || n.headHidden < 0 {
-		return cfg, usageError{fmt.Errorf("--input-layer %d and --head-hidden %d must not be negative", n.inputLayer, n.headHidden)}
-	}
-	switch n.arch {
-	case "cnn":
-		cfg.Filters = n.filters
-		widths, err := n.windowWidths()
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Widths = widths
-	case "bilstm", "lstm":
-		cfg.Hidden, cfg.Pool, cfg.Tanh = n.hidden, n.pool, n.tanh
-	case "transformer": // from scratch on word ids: the default small BERT
-		if n.pool != "max" {
-			cfg.Transformer.Pool = n.pool
-		}
-	default:
-		return cfg, usageError{fmt.Errorf("--model %q: valid are %s", n.arch, strings.Join(nn.Archs, ", "))}
-	}
-	return cfg, nil
-}
-
-// windowWidths parses --widths: CNN window widths in [1, maxWindow].
-func (n *netFlags) windowWidths() ([]int, error) {
-	var widths []int
+// network is the architecture with --widths parsed.
+func (n *netFlags) network() (pipeline.Network, error) {
+	net := n.net
+	net.Widths = nil
 	for _, s := range strings.Split(n.widths, ",") {
 		w, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil {
-			return nil, usageError{fmt.Errorf("--widths %q: %v", n.widths, err)}
+			return net, usageError{fmt.Errorf("--widths %q: %v", n.widths, err)}
 		}
-		if w < 1 || w > maxWindow {
-			return nil, usageError{fmt.Errorf("--widths %q: width %d must be in [1, %d]", n.widths, w, maxWindow)}
-		}
-		widths = append(widths, w)
+		net.Widths = append(net.Widths, w)
 	}
-	return widths, nil
+	return net, nil
 }
 
-// check validates the numeric architecture flags (sizes that allocate are
-// bounded by maxWidth), before any data is read.
-func (n *netFlags) check() error {
-	if err := checkNumbers(
-		widthRule("embed-dim", n.embedDim, 1, ""),
-		widthRule("filters", n.filters, 1, ""),
-		widthRule("hidden", n.hidden, 1, ""),
-		widthRule("input-layer", n.inputLayer, 0, "0 = none"),
-		widthRule("head-hidden", n.headHidden, 0, "0 = none"),
-		numRule{finite(n.dropout) && n.dropout >= 0 && n.dropout < 1, "dropout", n.dropout, "in [0, 1)"},
-		numRule{finite(n.embedInit) && n.embedInit >= 0, "embed-init", n.embedInit, "a number ≥ 0"},
-		numRule{n.retrofit >= 0, "retrofit", n.retrofit, "≥ 0 (0 = off)"},
-	); err != nil {
-		return err
+func (n *netFlags) config() (nn.Config, error) {
+	net, err := n.network()
+	if err != nil {
+		return nn.Config{}, err
 	}
-	_, err := n.windowWidths()
+	return net.Config()
+}
+
+// check validates the architecture flags before any data is read.
+func (n *netFlags) check() error {
+	net, err := n.network()
+	if err == nil {
+		err = net.Check()
+	}
+	if err == nil {
+		err = checkNumbers(numRule{n.retrofit >= 0, "retrofit", n.retrofit, "≥ 0 (0 = off)"})
+	}
 	return err
 }
 
@@ -137,214 +100,108 @@ func useBLAS(name string) error {
 	return nil
 }
 
-// defaultCheckpointEvery bounds the work an interrupted training loses:
-// IMDB epochs of the heavier defenses run for hours on a few cores.
-const defaultCheckpointEvery = 10 * time.Minute
+// defaultCheckpointEvery is bench ftml-table's checkpoint interval too.
+const defaultCheckpointEvery = pipeline.DefaultCheckpointEvery
 
-func runTrain(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("train", "train --dataset NAME | --train FILE [--dev FILE --test FILE] --out DIR [flags]", stderr)
-	var df dataFlags
-	df.register(fs, true)
-	var nf netFlags
-	nf.register(fs)
-	var opt train.Options
-	var decay string
-	var quiet, asJSON bool
-	fs.IntVar(&opt.Epochs, "epochs", 10, "training epochs")
-	fs.IntVar(&opt.BatchSize, "batch", 64, "mini-batch size")
-	fs.Float64Var(&opt.LR, "lr", 1e-3, "learning rate (when not given: adv 0.01 and flat 0.005, FLAT spec §5)")
-	fs.StringVar(&opt.Optimizer, "optimizer", "adam", "adam, adamw (decoupled weight decay; biases and LayerNorms exempt) or sgd")
+// trainFlags are every flag of `train`.
+type trainFlags struct {
+	df            dataFlags
+	nf            netFlags
+	dfl           defenseFlags
+	opt           train.Options
+	decay         string
+	quiet, asJSON bool
+}
+
+func (t *trainFlags) register(fs *flag.FlagSet) {
+	d := pipeline.NewTrainConfig().Options
+	t.df.register(fs, true)
+	t.nf.register(fs)
+	opt := &t.opt
+	fs.IntVar(&opt.Epochs, "epochs", d.Epochs, "training epochs")
+	fs.IntVar(&opt.BatchSize, "batch", d.BatchSize, "mini-batch size")
+	fs.Float64Var(&opt.LR, "lr", d.LR, "learning rate (when not given: adv 0.01 and flat 0.005, FLAT spec §5)")
+	fs.StringVar(&opt.Optimizer, "optimizer", d.Optimizer, "adam, adamw (decoupled weight decay; biases and LayerNorms exempt) or sgd")
 	fs.StringVar(&opt.Schedule, "schedule", "", "learning-rate schedule: linear (warm-up over --warmup of all steps, then linear decay to 0) or empty for a constant rate")
 	fs.Float64Var(&opt.Warmup, "warmup", 0, "with --schedule linear: the share of all steps that warm the rate up")
 	fs.Float64Var(&opt.Momentum, "momentum", 0, "sgd momentum")
 	fs.Float64Var(&opt.WeightDecay, "weight-decay", 0, "L2 weight decay")
 	fs.Float64Var(&opt.Clip, "clip", 0, "clip the global gradient norm to this value (0 = off)")
-	fs.StringVar(&decay, "lr-decay-epochs", "", "comma-separated epochs at which the learning rate is multiplied by --lr-decay")
-	fs.Float64Var(&opt.DecayGamma, "lr-decay", 0.1, "learning-rate factor at each --lr-decay-epochs epoch")
-	fs.Int64Var(&opt.Seed, "seed", 1, "random seed (same seed, same numbers)")
+	fs.StringVar(&t.decay, "lr-decay-epochs", "", "comma-separated epochs at which the learning rate is multiplied by --lr-decay")
+	fs.Float64Var(&opt.DecayGamma, "lr-decay", d.DecayGamma, "learning-rate factor at each --lr-decay-epochs epoch")
+	fs.Int64Var(&opt.Seed, "seed", d.Seed, "random seed (same seed, same numbers)")
 	fs.IntVar(&opt.Patience, "patience", 0, "stop after this many epochs without a better dev accuracy (0 = never)")
 	fs.StringVar(&opt.Out, "out", "", "model directory to write (required); checkpoints go to OUT.ckpt")
 	fs.BoolVar(&opt.Resume, "resume", false, "continue an interrupted run from OUT.ckpt")
-	fs.DurationVar(&opt.CheckpointEvery, "checkpoint-every", defaultCheckpointEvery, "also checkpoint inside an epoch once this much time has passed since the last checkpoint (0 = at epoch ends only)")
+	fs.DurationVar(&opt.CheckpointEvery, "checkpoint-every", d.CheckpointEvery, "also checkpoint inside an epoch once this much time has passed since the last checkpoint (0 = at epoch ends only)")
 	fs.StringVar(&opt.LogPath, "log", "", "append per-epoch metrics as JSON lines to this file (default OUT.log.jsonl)")
-	fs.BoolVar(&quiet, "quiet", false, "no progress bar")
-	fs.BoolVar(&asJSON, "json", false, "print the final test evaluation as one JSON object")
-	var dfl defenseFlags
-	dfl.register(fs)
+	fs.BoolVar(&t.quiet, "quiet", false, "no progress bar")
+	fs.BoolVar(&t.asJSON, "json", false, "print the final test evaluation as one JSON object")
+	t.dfl.register(fs)
+}
+
+// config maps the parsed flags (fs: which were given) to a checked
+// pipeline.TrainConfig.
+func (t *trainFlags) config(fs *flag.FlagSet, stderr io.Writer) (pipeline.TrainConfig, error) {
+	c := pipeline.NewTrainConfig()
+	if err := t.dfl.check(fs); err != nil {
+		return c, err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	if c.Defense, err = t.dfl.config(); err != nil {
+		return c, err
+	}
+	if c.Net, err = t.nf.network(); err != nil {
+		return c, err
+	}
+	c.Data, c.Options, c.Log = t.df.Data, t.opt, stderr
+	if c.Options.DecayEpochs, err = parseDecayEpochs(t.decay); err != nil {
+		return c, err
+	}
+	if !t.quiet {
+		c.Options.Progress = stderr
+	}
+	c.Embeddings, c.EmbeddingsFrom, c.Retrofit = t.nf.embeddings, t.nf.embFrom, t.nf.retrofit
+	c.EmbeddingsFromTrainable = set["freeze-embeddings"] && !t.nf.net.FreezeEmbeddings
+	c.DefenseLR = !set["lr"]
+	c.FineTune.Init, c.FineTune.FreezeEncoder = t.nf.init, t.nf.freezeEncoder
+	if t.nf.init != "" {
+		if err := fineTuneFlags(&c, set, t.nf.net); err != nil {
+			return c, err
+		}
+	}
+	return c, c.Check()
+}
+
+func runTrain(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("train", "train --dataset NAME | --train FILE [--dev FILE --test FILE] --out DIR [flags]", stderr)
+	var t trainFlags
+	t.register(fs)
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if err := dfl.check(fs); err != nil {
-		return err
-	}
-	if err := checkTrainNumbers(opt, nf, df); err != nil {
-		return err
-	}
-	var err error
-	if opt.DecayEpochs, err = parseDecayEpochs(decay); err != nil {
-		return err
-	}
-	if opt.Out == "" {
-		return usageError{fmt.Errorf("--out is required")}
-	}
-	if err := useBLAS(nf.blasName); err != nil {
-		return err
-	}
-	if opt.LogPath == "" {
-		opt.LogPath = opt.Out + ".log.jsonl"
-	}
-	if !quiet {
-		opt.Progress = stderr
-	}
-	// One run per output: a second train into the same folder would write
-	// over the first one's checkpoints and report its accuracy.
-	unlock, err := checkpoint.LockOutput(opt.Out)
+	c, err := t.config(fs, stderr)
 	if err != nil {
 		return err
 	}
-	defer unlock()
-	if opt.Resume {
-		if err := train.NothingToResume(opt.Out); err != nil {
-			return usageError{err}
-		}
-	}
-	if nf.init != "" {
-		return runFineTune(fs, &df, &nf, &dfl, opt, asJSON, stdout, stderr)
-	}
-	if nf.freezeEncoder {
-		return usageError{fmt.Errorf("--freeze-encoder needs --init")}
-	}
-	cfg, err := nf.config()
-	if err != nil {
+	if err := useBLAS(t.nf.blasName); err != nil {
 		return err
 	}
-	if err := dfl.fl.prepare(fs, dfl.name, &cfg, &opt, stderr); err != nil {
+	rep, err := pipeline.Train(context.Background(), c)
+	if err != nil || rep.Test == nil {
 		return err
 	}
-	ds, preset, err := df.load()
-	if err != nil {
-		return err
-	}
-	srcEmb, err := embeddingsFrom(fs, &nf, &cfg, &preset.Tokenizer, stderr)
-	if err != nil {
-		return err
-	}
-	tok, err := text.NewTokenizer(preset.Tokenizer)
-	if err != nil {
-		return usageError{err}
-	}
-	start := time.Now()
-	var vocab *text.Vocab
-	if srcEmb != nil {
-		vocab = srcEmb.Vocab
-	} else {
-		vocab = train.BuildVocab(tok, ds.Train, preset.MinCount, preset.MaxVocab)
-	}
-	rng := rand.New(rand.NewSource(opt.Seed))
-	var vecs *text.Vectors
-	if nf.embeddings != "" {
-		if vecs, err = text.LoadVectors(nf.embeddings, vocab); err != nil {
-			return err
-		}
-		cfg.EmbedDim = vecs.Dim
-	}
-	groupRec, err := dfl.gm.apply(&cfg, vocab, dfl.synonyms, df.Dir, opt.Seed, stderr)
-	if err != nil {
-		return err
-	}
-	m, err := model.New(model.Meta{Net: cfg, Tokenizer: preset.Tokenizer, MaxLen: preset.MaxLen, Classes: ds.Classes}, vocab, rng)
-	if err != nil {
-		return usageError{err}
-	}
-	if vecs != nil {
-		// Words the file lacks keep their random rows; padding stays zero.
-		if _, err := m.SetEmbeddings(vecs); err != nil {
-			return err
-		}
-		if vecs.NumFound == 0 {
-			return fmt.Errorf("--embeddings %s: none of the %d vocabulary words has a vector there (another language or tokenization?)", nf.embeddings, vocab.Len()-2)
-		}
-		fmt.Fprintf(stderr, "embeddings: %d of %d vocabulary words found in %s\n", vecs.NumFound, vocab.Len()-2, nf.embeddings)
-	}
-	if nf.retrofit > 0 && nf.embFrom != "" {
-		return usageError{fmt.Errorf("--retrofit and --embeddings-from exclude each other (the copied table is used as it is)")}
-	}
-	if nf.retrofit > 0 {
-		if err := retrofitEmbeddings(m, nf.retrofit, dfl.synonyms, df.Dir, stderr); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(stderr, "data: %s, %d train / %d dev / %d test, %d classes; vocabulary %d words; %s tokenizer, max length %d; BLAS %s\n",
-		ds.Name, len(ds.Train), len(ds.Dev), len(ds.Test), len(ds.Classes), vocab.Len(), preset.Tokenizer, preset.MaxLen, tensor.BackendDetail())
-	for _, n := range ds.Notes {
-		fmt.Fprintf(stderr, "note: %s\n", n)
-	}
-	opt.Info = map[string]any{"dataset": ds.Name, "arch": cfg.Arch, "blas": tensor.BackendDetail()}
-	if nf.embeddings != "" {
-		opt.Info["embeddings"] = nf.embeddings
-	}
-	if nf.retrofit > 0 {
-		opt.Info["retrofit_sweeps"] = nf.retrofit
-	}
-	if groupRec != nil {
-		opt.Info["group_mask"] = groupRec
-	}
-	if srcEmb != nil {
-		if opt.Info["embeddings_from"], err = copyEmbeddings(m, srcEmb, nf.embFrom); err != nil {
-			return err
-		}
-	}
-	obj, err := dfl.objective(m, df.Dir, stderr)
-	if err != nil {
-		return err
-	}
-	if err := dfl.bl.setupRun(obj, m, ds.Train, opt); err != nil {
-		return err
-	}
-	opt.Info["defense"] = obj.Name()
-	describeObjective(obj, opt.Info, stderr)
-	var res *train.Result
-	if isRounds(dfl.name) {
-		res, err = dfl.fl.run(dfl.name, m, obj, ds.Train, ds.Dev, opt, dfl.synonyms, df.Dir, stderr)
-	} else {
-		res, err = train.Run(m, obj, train.Encode(m, ds.Train), train.Encode(m, ds.Dev), opt)
-	}
-	if err != nil {
-		return err
-	}
-	return reportTrained(ds, opt, res, time.Since(start), asJSON, stdout, stderr)
-}
-
-// reportTrained loads the best model a run wrote and prints its test
-// evaluation.
-func reportTrained(ds *dataset.Dataset, opt train.Options, res *train.Result, elapsed time.Duration, asJSON bool, stdout, stderr io.Writer) error {
-	best, err := model.Load(opt.Out)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(stderr, "trained in %s; best dev accuracy %.4f at epoch %d; model written to %s\n",
-		elapsed.Round(time.Second), res.BestDevAcc, res.BestEpoch, opt.Out)
-	if s := best.Net.GroupScales(); s != nil {
-		fmt.Fprintf(stderr, "group mask: learnt scales %s\n", formatScales(s))
-	}
-	if len(ds.Test) == 0 {
+	if !t.asJSON {
+		fmt.Fprint(stdout, rep.Test.Format())
 		return nil
 	}
-	rep, err := evaluate(best, ds.Test, ds.Classes)
+	obj, err := rep.JSON()
 	if err != nil {
 		return err
 	}
-	return printReport(stdout, rep, asJSON, map[string]any{"split": "test", "dataset": ds.Name,
-		"train_seconds": elapsed.Seconds(), "best_epoch": res.BestEpoch, "best_dev_acc": res.BestDevAcc,
-		"epoch_seconds": epochSeconds(res)})
-}
-
-func epochSeconds(r *train.Result) []float64 {
-	var s []float64
-	for _, e := range r.Epochs {
-		s = append(s, e.Seconds)
-	}
-	return s
+	return json.NewEncoder(stdout).Encode(obj)
 }
 
 func evaluate(m *model.Model, ex []dataset.Example, classes []string) (metrics.Report, error) {
@@ -353,6 +210,11 @@ func evaluate(m *model.Model, ex []dataset.Example, classes []string) (metrics.R
 
 func sameClassCount(m *model.Model, classes []string) error {
 	return pipeline.SameClassCount(m, classes)
+}
+
+// truncatedCount counts the texts longer than the model's maximum length.
+func truncatedCount(m *model.Model, texts []dataset.Example) int {
+	return pipeline.TruncatedCount(m, texts)
 }
 
 // printReport prints a metrics report as text or one JSON object with the
@@ -377,57 +239,57 @@ func printReport(w io.Writer, rep metrics.Report, asJSON bool, extra map[string]
 	return enc.Encode(obj)
 }
 
-// defenseFlags choose the training objective of `train`.
+// defenseFlags choose the training objective of `train`: a
+// pipeline.DefenseConfig and the flags given as text.
 type defenseFlags struct {
-	name, synonyms, norm string
-	beta, alpha, tau     float64
-	k                    int
-	squared, ceUpdates   bool
-	bl                   baselineFlags
-	fl                   flatFlags
-	gm                   groupFlags
+	cfg  pipeline.DefenseConfig
+	norm string
+	bl   baselineFlags
+	fl   flatFlags
 }
 
 func (d *defenseFlags) register(fs *flag.FlagSet) {
-	def := defense.DefaultSettings()
-	fs.StringVar(&d.name, "defense", "standard", "training objective: "+defenseList())
-	fs.StringVar(&d.synonyms, "synonyms", "", "ftml/cml (and --group-mask): synonym neighbour table (JSON word -> [neighbours]; default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
-	fs.Float64Var(&d.beta, "ftml-beta", def.Beta, "ftml/cml: weight β of the metric term")
-	fs.Float64Var(&d.alpha, "ftml-alpha", def.Alpha, "ftml/cml: margin α (0 = 0.7·α0, α0 the mean word distance of the initial table)")
-	fs.IntVar(&d.k, "ftml-k", def.K, "ftml/cml: synonyms per word and negatives per batch")
-	fs.StringVar(&d.norm, "ftml-norm", "2", "ftml/cml: distance norm p: 1, 2 or inf")
-	fs.BoolVar(&d.squared, "ftml-squared", def.Squared, "ftml/cml: squared Euclidean distance in the loss (p = 2; the spec uses the plain norm)")
-	fs.BoolVar(&d.ceUpdates, "ftml-ce-updates-embedding", def.CEUpdatesEmbedding, "ftml/cml: let cross-entropy train the embedding table too (spec: it does not)")
-	fs.Float64Var(&d.tau, "cml-tau", def.CMLTau, "cml: temperature τ")
-	d.bl.register(fs)
-	d.fl.register(fs)
-	d.gm.register(fs)
+	def := pipeline.NewDefenseConfig()
+	d.cfg = def // the settings no flag sets keep their defaults
+	s := &d.cfg.Settings
+	fs.StringVar(&d.cfg.Name, "defense", def.Name, "training objective: "+defenseList())
+	fs.StringVar(&d.cfg.Synonyms, "synonyms", "", "ftml/cml (and --group-mask): synonym neighbour table (JSON word -> [neighbours]; default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
+	fs.Float64Var(&s.Beta, "ftml-beta", def.Settings.Beta, "ftml/cml: weight β of the metric term")
+	fs.Float64Var(&s.Alpha, "ftml-alpha", def.Settings.Alpha, "ftml/cml: margin α (0 = 0.7·α0, α0 the mean word distance of the initial table)")
+	fs.IntVar(&s.K, "ftml-k", def.Settings.K, "ftml/cml: synonyms per word and negatives per batch")
+	fs.StringVar(&d.norm, "ftml-norm", pipeline.NormName(def.Settings.Norm), "ftml/cml: distance norm p: 1, 2 or inf")
+	fs.BoolVar(&s.Squared, "ftml-squared", def.Settings.Squared, "ftml/cml: squared Euclidean distance in the loss (p = 2; the spec uses the plain norm)")
+	fs.BoolVar(&s.CEUpdatesEmbedding, "ftml-ce-updates-embedding", def.Settings.CEUpdatesEmbedding, "ftml/cml: let cross-entropy train the embedding table too (spec: it does not)")
+	fs.Float64Var(&s.CMLTau, "cml-tau", def.Settings.CMLTau, "cml: temperature τ")
+	d.bl.register(fs, s)
+	d.fl.register(fs, &d.cfg.Rounds, &d.cfg.ProbInputs)
+	registerGroupFlags(fs, &d.cfg.GroupMask)
 }
 
-// check rejects defense flags given with a defense that does not use them.
+// check rejects defense flags given with a defense that does not use them,
+// then checks the values.
 func (d *defenseFlags) check(fs *flag.FlagSet) error {
-	if _, err := defense.Lookup(d.name); err != nil {
+	name := d.cfg.Name
+	if _, err := defense.Lookup(name); err != nil {
 		return usageError{fmt.Errorf("--defense: %v", err)}
 	}
 	var err error
-	synonymsSet := false
 	fs.Visit(func(f *flag.Flag) {
 		shared := f.Name == "synonyms" || strings.HasPrefix(f.Name, "ftml-")
-		synonymsSet = synonymsSet || f.Name == "synonyms"
 		switch {
 		case err != nil:
-		case f.Name == "synonyms" && d.name == "standard" && (d.gm.groups > 0 || retrofitting(fs)):
+		case f.Name == "synonyms" && name == "standard" && (d.cfg.GroupMask.Groups > 0 || retrofitting(fs)):
 			// the group mask's or the retrofit's neighbour graph
-		case shared && d.name == "standard":
+		case shared && name == "standard":
 			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
-		case f.Name == "cml-tau" && d.name != "cml":
+		case f.Name == "cml-tau" && name != "cml":
 			err = usageError{fmt.Errorf("--cml-tau needs --defense cml")}
-		case strings.HasPrefix(f.Name, "ftml-") && d.name != "ftml" && d.name != "cml":
+		case strings.HasPrefix(f.Name, "ftml-") && name != "ftml" && name != "cml":
 			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
 		default:
-			if err = d.bl.checkFlag(f.Name, d.name); err == nil {
-				if err = d.fl.checkFlag(f.Name, d.name); err == nil {
-					err = d.gm.checkFlag(f.Name, d.name)
+			if err = d.bl.checkFlag(f.Name, name); err == nil {
+				if err = d.fl.checkFlag(f.Name, name); err == nil {
+					err = checkGroupFlag(f.Name, name)
 				}
 			}
 		}
@@ -435,29 +297,31 @@ func (d *defenseFlags) check(fs *flag.FlagSet) error {
 	if err != nil {
 		return err
 	}
-	if err := checkNumbers(d.numbers()...); err != nil {
+	cfg, err := d.config()
+	if err != nil {
 		return err
 	}
-	if d.name == "ftml" || d.name == "cml" {
-		if _, err := parseNorm(d.norm); err != nil {
-			return err
-		}
-	}
-	return d.gm.validate(synonymsSet)
+	return cfg.Check()
 }
 
-// numbers are the range checks of the defense flags (every defense's: the
-// values of those not given are their valid defaults).
-func (d *defenseFlags) numbers() []numRule {
-	r := []numRule{
-		{finite(d.beta) && d.beta >= 0, "ftml-beta", d.beta, "a number ≥ 0"},
-		{finite(d.alpha) && d.alpha >= 0, "ftml-alpha", d.alpha, "a number ≥ 0 (0 = 0.7·α0)"},
-		{d.k >= 1 && d.k <= maxSynonymK, "ftml-k", d.k, fmt.Sprintf("in [1, %d]", maxSynonymK)},
-		{finite(d.tau) && d.tau > 0, "cml-tau", d.tau, "a positive number"},
+// config maps the flags to the library's configuration.
+func (d *defenseFlags) config() (pipeline.DefenseConfig, error) {
+	c := d.cfg
+	c.Settings.IBPHull, c.IBPRampEpochs = defense.Hull(d.bl.ibpHull), d.bl.ibpRamp
+	c.Rounds.Entropy = nn.EntropyReduction(d.fl.entropy)
+	c.Rounds.Interrupt = roundAttackStop
+	var err error
+	c.Settings.Norm, err = parseNorm(d.norm)
+	return c, err
+}
+
+// objective builds the chosen training objective for m (bench ftml-table).
+func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Writer) (train.Objective, error) {
+	c, err := d.config()
+	if err != nil {
+		return nil, err
 	}
-	r = append(r, d.bl.numbers()...)
-	r = append(r, d.fl.numbers()...)
-	return append(r, d.gm.numbers()...)
+	return c.Objective(m, dataDir, stderr)
 }
 
 func parseNorm(s string) (float64, error) {
@@ -472,101 +336,18 @@ func parseNorm(s string) (float64, error) {
 	return 0, usageError{fmt.Errorf("--ftml-norm %q: want 1, 2 or inf", s)}
 }
 
-// defaultSynonyms is the counter-fitted neighbour table under the data
-// folder, which must be given (--data or TEXTARMOR_DATA).
-func defaultSynonyms(dataDir string) (string, error) {
-	dir, err := dataDirFor(dataDir, "the default synonym table (no --synonyms)")
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(dir, "counterfitted-neighbors-jia2019", "counterfitted_neighbors.json"), nil
-}
+func defaultSynonyms(dataDir string) (string, error) { return pipeline.DefaultSynonyms(dataDir) }
 
-// loadSynonyms reads the neighbour table and restricts it to vocab.
 func loadSynonyms(path, dataDir string, vocab *text.Vocab, k int) (*defense.SynonymTable, string, error) {
-	n, path, err := loadNeighborFile(path, dataDir)
-	if err != nil {
-		return nil, path, err
-	}
-	return defense.NewSynonymTable(n, vocab, k), path, nil
+	return pipeline.LoadSynonyms(path, dataDir, vocab, k)
 }
 
-// loadNeighborFile reads the neighbour table at path (default: the
-// counter-fitted neighbours under dataDir); it returns the path used.
 func loadNeighborFile(path, dataDir string) (*lexicon.Neighbors, string, error) {
-	if path == "" {
-		var err error
-		if path, err = defaultSynonyms(dataDir); err != nil {
-			return nil, "", err
-		}
-	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, path, fmt.Errorf("synonym table %s: %w (give one with --synonyms PATH, or --data DIR holding counterfitted-neighbors-jia2019/)", path, err)
-	}
-	n, err := lexicon.LoadNeighbors(path)
-	if err != nil {
-		return nil, path, err
-	}
-	return n, path, nil
+	return pipeline.LoadNeighbors(path, dataDir)
 }
 
-// describeObjective records an objective's settings in the training
-// record (info) and prints its one-line summary, for those that have them.
 func describeObjective(obj train.Objective, info map[string]any, stderr io.Writer) {
-	if in, ok := obj.(train.Recorded); ok {
-		if settings := in.Info(); len(settings) > 0 {
-			info[obj.Name()] = settings
-		}
-	}
-	if sm, ok := obj.(interface{ Summary() string }); ok {
-		fmt.Fprintln(stderr, sm.Summary())
-	}
-}
-
-// objective builds the chosen training objective for m.
-func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Writer) (train.Objective, error) {
-	if d.name == "standard" {
-		return train.Standard{ProbInputs: d.fl.probInputs}, nil
-	}
-	if isRounds(d.name) { // --synonyms feeds the attack, not the objective
-		return d.fl.objective(d.name)
-	}
-	p, err := parseNorm(d.norm)
-	if err != nil {
-		return nil, err
-	}
-	s := defense.DefaultSettings()
-	s.K, s.Norm, s.Squared, s.Alpha, s.Beta, s.CEUpdatesEmbedding, s.CMLTau = d.k, p, d.squared, d.alpha, d.beta, d.ceUpdates, d.tau
-	if err := d.bl.fill(&s); err != nil {
-		return nil, err
-	}
-	syn, path, err := loadSynonyms(d.synonyms, dataDir, m.Vocab, d.k)
-	if err != nil {
-		return nil, err
-	}
-	with, total := syn.Coverage()
-	fmt.Fprintf(stderr, "synonyms: %d of %d vocabulary words (%.1f%%) have synonyms in %s\n",
-		with, total, 100*float64(with)/float64(max(total, 1)), path)
-	obj, err := defense.NewObjective(d.name, s, syn, m.Net.Emb.W.Value)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	var cfg *defense.FTMLConfig
-	switch o := obj.(type) {
-	case *defense.FTML:
-		cfg = &o.FTMLConfig
-	case *defense.CML:
-		cfg = &o.FTMLConfig
-	}
-	if cfg != nil {
-		if cfg.Alpha0 > 0 {
-			fmt.Fprintf(stderr, "%s: alpha0 = %.4f (mean word distance of the initial table), alpha = 0.7·alpha0 = %.4f; beta %g, k %d, norm %s\n",
-				d.name, cfg.Alpha0, cfg.Alpha, cfg.Beta, cfg.K, d.norm)
-		} else {
-			fmt.Fprintf(stderr, "%s: alpha = %.4f (given); beta %g, k %d, norm %s\n", d.name, cfg.Alpha, cfg.Beta, cfg.K, d.norm)
-		}
-	}
-	return obj, nil
+	pipeline.DescribeObjective(obj, info, stderr)
 }
 
 // defenseList names the defenses, for --defense's help.
@@ -575,7 +356,8 @@ func defenseList() string {
 }
 
 // recipeRules are the checks of the training flags a table recipe may set
-// too (bench ftml-table --recipe-flags).
+// (bench ftml-table --recipe-flags); pipeline.CheckTrainOptions holds them
+// for train.
 func recipeRules(opt train.Options) []numRule {
 	return []numRule{
 		{opt.Epochs >= 1, "epochs", opt.Epochs, "at least 1"},
@@ -602,24 +384,4 @@ func parseDecayEpochs(list string) ([]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// checkTrainNumbers rejects numeric train flags that make no sense (NaN,
-// infinities, out of range) at parse time, instead of a panic later or a
-// silent default: Options would read an explicit --epochs 0 as "the
-// default".
-func checkTrainNumbers(opt train.Options, nf netFlags, df dataFlags) error {
-	if err := checkNumbers(append(recipeRules(opt),
-		numRule{finite(opt.Momentum) && opt.Momentum >= 0 && opt.Momentum < 1, "momentum", opt.Momentum, "in [0, 1)"},
-		numRule{finite(opt.DecayGamma) && opt.DecayGamma > 0, "lr-decay", opt.DecayGamma, "a positive number"},
-		numRule{finite(opt.Warmup) && opt.Warmup >= 0 && opt.Warmup < 1, "warmup", opt.Warmup, "in [0, 1)"},
-		numRule{opt.Patience >= 0, "patience", opt.Patience, "≥ 0 (0 = never stop early)"},
-		numRule{opt.CheckpointEvery >= 0, "checkpoint-every", opt.CheckpointEvery, "≥ 0 (0 = at epoch ends only)"},
-	)...); err != nil {
-		return err
-	}
-	if err := nf.check(); err != nil {
-		return err
-	}
-	return checkNumbers(df.numbers()...)
 }

@@ -1,0 +1,214 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+
+	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/train"
+)
+
+// maxSynonymK bounds Settings.K (--ftml-k): each batch allocates anchors ×
+// k ids.
+const maxSynonymK = 1000
+
+// rangeRule is one numeric check: ok is whether val, the value of --flag,
+// is in range; want says the range in words.
+type rangeRule struct {
+	ok   bool
+	flag string
+	val  any
+	want string
+}
+
+// checkRanges returns a *ConfigError naming the flag, the value and the
+// valid range of the first rule that fails (nil when all hold).
+func checkRanges(rules ...rangeRule) error {
+	for _, r := range rules {
+		if !r.ok {
+			return configErrorf("--%s %v must be %s", r.flag, r.val, r.want)
+		}
+	}
+	return nil
+}
+
+// finite reports whether x is neither NaN nor an infinity.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// widthRule checks a layer width or embedding size in [lo, maxLayerWidth];
+// lo is 0 where 0 means "no such layer" (none says so).
+func widthRule(flag string, v, lo int, none string) rangeRule {
+	want := fmt.Sprintf("in [%d, %d]", lo, maxLayerWidth)
+	if none != "" {
+		want += " (" + none + ")"
+	}
+	return rangeRule{v >= lo && v <= maxLayerWidth, flag, v, want}
+}
+
+// workersRule checks a count of parallel workers (goroutines, each with its
+// own buffers): at least 1, at most 4,096 or the machine's core count.
+func workersRule(flag string, v int) rangeRule {
+	hi := max(4096, runtime.NumCPU())
+	return rangeRule{v >= 1 && v <= hi, flag, v, fmt.Sprintf("in [1, %d]", hi)}
+}
+
+// Check refuses a configuration Train cannot run, before any data is read:
+// a value out of range, an unknown name, settings that exclude each other.
+// Errors are *ConfigError naming the CLI flag.
+func (c *TrainConfig) Check() error {
+	if err := c.Defense.Check(); err != nil {
+		return err
+	}
+	if err := CheckTrainOptions(c.Options); err != nil {
+		return err
+	}
+	if err := c.Net.Check(); err != nil {
+		return err
+	}
+	if err := checkRanges(
+		rangeRule{c.Retrofit >= 0, "retrofit", c.Retrofit, "≥ 0 (0 = off)"},
+		rangeRule{c.TrainN >= 0, "train-n", c.TrainN, "≥ 0 (0 = all)"},
+	); err != nil {
+		return err
+	}
+	if err := c.Data.Check(); err != nil {
+		return err
+	}
+	if c.Options.Out == "" {
+		return configErrorf("--out is required")
+	}
+	if c.FineTune.Init != "" {
+		return c.checkFineTune()
+	}
+	switch {
+	case c.FineTune.FreezeEncoder:
+		return configErrorf("--freeze-encoder needs --init")
+	case c.EmbeddingsFrom == "":
+	case c.Embeddings != "":
+		return configErrorf("give either --embeddings or --embeddings-from, not both")
+	case c.Dataset == nil && (c.Data.MinCount != 0 || c.Data.MaxVocab != -1):
+		return configErrorf("--min-count/--max-vocab cannot be used with --embeddings-from: the vocabulary is the source model's")
+	case c.Retrofit > 0:
+		return configErrorf("--retrofit and --embeddings-from exclude each other (the copied table is used as it is)")
+	}
+	return nil
+}
+
+// checkFineTune refuses what --init cannot take.
+func (c *TrainConfig) checkFineTune() error {
+	for _, s := range []struct {
+		flag string
+		set  bool
+	}{{"embeddings", c.Embeddings != ""}, {"embeddings-from", c.EmbeddingsFrom != ""}, {"retrofit", c.Retrofit > 0}} {
+		if s.set {
+			return configErrorf("--%s does not apply with --init (the checkpoint sets the network and its vocabulary)", s.flag)
+		}
+	}
+	if c.Net.Arch != "transformer" {
+		return configErrorf("--init needs --model transformer, not %q", c.Net.Arch)
+	}
+	if c.Defense.Name != "standard" && c.Defense.Name != "adv" {
+		return configErrorf("--defense %s is not available for transformers yet (standard and adv are)", c.Defense.Name)
+	}
+	return nil
+}
+
+// CheckTrainOptions checks the training settings: counts and rates in
+// range (an explicit 0 epochs must not become train's default 10), and
+// names train.Run knows.
+func CheckTrainOptions(opt train.Options) error {
+	if err := checkRanges(
+		rangeRule{opt.Epochs >= 1, "epochs", opt.Epochs, "at least 1"},
+		rangeRule{opt.BatchSize >= 1, "batch", opt.BatchSize, "at least 1"},
+		rangeRule{finite(opt.LR) && opt.LR > 0, "lr", opt.LR, "a positive number"},
+		rangeRule{finite(opt.WeightDecay) && opt.WeightDecay >= 0, "weight-decay", opt.WeightDecay, "a number ≥ 0"},
+		rangeRule{finite(opt.Clip) && opt.Clip >= 0, "clip", opt.Clip, "a number ≥ 0 (0 = off)"},
+		rangeRule{finite(opt.Momentum) && opt.Momentum >= 0 && opt.Momentum < 1, "momentum", opt.Momentum, "in [0, 1)"},
+		rangeRule{finite(opt.DecayGamma) && opt.DecayGamma > 0, "lr-decay", opt.DecayGamma, "a positive number"},
+		rangeRule{finite(opt.Warmup) && opt.Warmup >= 0 && opt.Warmup < 1, "warmup", opt.Warmup, "in [0, 1)"},
+		rangeRule{opt.Patience >= 0, "patience", opt.Patience, "≥ 0 (0 = never stop early)"},
+		rangeRule{opt.CheckpointEvery >= 0, "checkpoint-every", opt.CheckpointEvery, "≥ 0 (0 = at epoch ends only)"},
+	); err != nil {
+		return err
+	}
+	for _, e := range opt.DecayEpochs {
+		if e < 1 {
+			return configErrorf("--lr-decay-epochs %q: epoch %d must be at least 1", joinInts(opt.DecayEpochs), e)
+		}
+	}
+	switch {
+	case opt.Optimizer != "adam" && opt.Optimizer != "adamw" && opt.Optimizer != "sgd":
+		return configErrorf("--optimizer %q: want adam, adamw or sgd", opt.Optimizer)
+	case opt.Schedule != "" && opt.Schedule != "linear":
+		return configErrorf("--schedule %q: want linear or none", opt.Schedule)
+	case opt.Warmup > 0 && opt.Schedule == "":
+		return configErrorf("--warmup %g needs --schedule linear", opt.Warmup)
+	case opt.Schedule != "" && len(opt.DecayEpochs) > 0:
+		return configErrorf("--schedule %s and --lr-decay-epochs %s both set the learning rate: pick one", opt.Schedule, joinInts(opt.DecayEpochs))
+	}
+	return nil
+}
+
+// Check validates the defense's name and every defense's settings (those
+// of the defenses not used too: their defaults are valid).
+func (d *DefenseConfig) Check() error {
+	def, err := defense.Lookup(d.Name)
+	if err != nil {
+		return configErrorf("--defense: %v", err)
+	}
+	s, r := d.Settings, d.Rounds
+	if err := checkRanges(
+		rangeRule{finite(s.Beta) && s.Beta >= 0, "ftml-beta", s.Beta, "a number ≥ 0"},
+		rangeRule{finite(s.Alpha) && s.Alpha >= 0, "ftml-alpha", s.Alpha, "a number ≥ 0 (0 = 0.7·α0)"},
+		rangeRule{s.K >= 1 && s.K <= maxSynonymK, "ftml-k", s.K, fmt.Sprintf("in [1, %d]", maxSynonymK)},
+		rangeRule{finite(s.CMLTau) && s.CMLTau > 0, "cml-tau", s.CMLTau, "a positive number"},
+		rangeRule{s.SEMK >= 0, "sem-k", s.SEMK, "≥ 0 (0 = all of the table)"},
+		rangeRule{s.ATFLSteps >= 0, "atfl-steps", s.ATFLSteps, "≥ 0 (0 = no substitution)"},
+		rangeRule{s.ASCCSteps >= 0, "ascc-steps", s.ASCCSteps, "≥ 0 (0 = no inner maximisation)"},
+		rangeRule{finite(s.ASCCLR) && s.ASCCLR > 0, "ascc-lr", s.ASCCLR, "a positive number"},
+		rangeRule{finite(s.ASCCEntropy) && s.ASCCEntropy >= 0, "ascc-entropy", s.ASCCEntropy, "a number ≥ 0"},
+		rangeRule{finite(s.ASCCBeta) && s.ASCCBeta >= 0, "ascc-beta", s.ASCCBeta, "a number ≥ 0"},
+		rangeRule{finite(s.IBPKappa) && s.IBPKappa >= 0 && s.IBPKappa <= 1, "ibp-kappa", s.IBPKappa, "in [0, 1]"},
+		rangeRule{finite(s.IBPEps) && s.IBPEps >= 0, "ibp-eps", s.IBPEps, "a number ≥ 0"},
+		rangeRule{d.IBPRampEpochs >= -1, "ibp-ramp-epochs", d.IBPRampEpochs, "≥ 0 (-1, the default, = the first 2/3 of --epochs)"},
+		rangeRule{finite(r.Beta) && r.Beta >= 0, "beta", r.Beta, "a number ≥ 0"},
+		rangeRule{finite(r.Gamma) && r.Gamma >= 0, "gamma", r.Gamma, "a number ≥ 0"},
+		rangeRule{r.Rounds >= 1, "rounds", r.Rounds, "at least 1"},
+		rangeRule{r.RoundEpochs >= 1, "round-epochs", r.RoundEpochs, "at least 1"},
+		rangeRule{r.PerRound >= 0, "adv-per-round", r.PerRound, "≥ 0 (0 = all)"},
+		workersRule("attack-workers", r.Workers),
+		rangeRule{d.GroupMask.Groups >= 0 && d.GroupMask.Groups <= maxGroups, "group-mask", d.GroupMask.Groups, fmt.Sprintf("in [0, %d] (0 = off)", maxGroups)},
+	); err != nil {
+		return err
+	}
+	if def.Synonyms && s.Norm != 1 && s.Norm != 2 && !math.IsInf(s.Norm, 1) {
+		return configErrorf("--ftml-norm %v: want 1, 2 or inf", s.Norm)
+	}
+	switch {
+	case d.GroupMask.Groups == 0 && d.GroupMask.Vectors != "":
+		return configErrorf("--group-vectors needs --group-mask G")
+	case d.GroupMask.Vectors != "" && d.Synonyms != "":
+		return configErrorf("give --group-vectors (k-means) or --synonyms (neighbour-graph components), not both")
+	case d.GroupMask.Groups > 0 && d.Name != "standard":
+		return configErrorf("--group-mask needs --defense standard (the group-mask baseline trains with cross-entropy)")
+	case d.ProbInputs && d.Name != "standard" && d.Name != "adv" && d.Name != "flat":
+		return configErrorf("--prob-inputs-to-ce needs --defense standard, adv or flat (the FLAT reference's objectives)")
+	}
+	if _, err := defense.ParseHull(string(s.IBPHull)); err != nil {
+		return configErrorf("--ibp-hull: %v", err)
+	}
+	if _, err := nn.ParseEntropyReduction(string(r.Entropy)); err != nil {
+		return configErrorf("--entropy-reduction: %w", err)
+	}
+	if def.Synonyms { // what defense.NewObjective will check, should a rule above be missing
+		if err := s.Validate(); err != nil {
+			return &ConfigError{err}
+		}
+	}
+	if def.Rounds && r.Attack != "textfooler" && r.Attack != "pwws" {
+		return configErrorf("--attack %q: want textfooler or pwws", r.Attack)
+	}
+	return nil
+}

@@ -1,0 +1,114 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/train"
+)
+
+// FineTuneConfig fine-tunes a pretrained transformer (`train --init`) with
+// standard or adv training. The options are used as given:
+// train.FineTuneDefaults are the usual ones (the CLI takes them for the
+// training flags not given).
+type FineTuneConfig struct {
+	// Init is a Hugging Face BERT-architecture directory (config.json,
+	// model.safetensors, vocab.txt).
+	Init string
+	// FreezeEncoder trains the classification head only.
+	FreezeEncoder bool
+	// Pool is the sentence representation: pooler, cls or mean ("" =
+	// pooler). Data.MaxLen counts word pieces (0 = the preset's, within
+	// the checkpoint's positions).
+	Pool string
+	// Dropout replaces the checkpoint's when ≥ 0.
+	Dropout float64
+}
+
+// fineTune is Train with FineTune.Init.
+func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Writer) (*TrainReport, error) {
+	ft := &c.FineTune
+	ds, preset, err := c.load()
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	m, err := model.ImportHF(ft.Init, model.ImportOptions{Classes: ds.Classes, Pool: ft.Pool, MaxLen: c.Data.MaxLen, Tokenizer: preset.Tokenizer, Seed: opt.Seed})
+	if err != nil {
+		return nil, err
+	}
+	if w, ok := m.Training["import_warnings"].([]string); ok {
+		for _, line := range w {
+			fmt.Fprintf(log, "warning: %s: %s\n", ft.Init, line)
+		}
+	}
+	if c.Data.MaxLen == 0 { // the preset's length, within the model's positions
+		if err := m.SetMaxLen(min(preset.PieceLen(), m.Net.Cfg.Transformer.MaxPositions)); err != nil {
+			return nil, err
+		}
+	}
+	maxLen := m.MaxLen
+	if ft.Dropout >= 0 {
+		m.Net.Cfg.Dropout = ft.Dropout
+		if err := m.Net.Cfg.Validate(); err != nil {
+			return nil, configErrorf("--dropout: %v", err)
+		}
+	}
+	if ft.FreezeEncoder {
+		m.FreezeEncoder()
+	}
+	trainSet, dev := c.splits(ds, opt.Seed)
+	fmt.Fprintf(log, "data: %s, %d train / %d dev / %d test, %d classes; %s: %d word pieces, max length %d (%d training texts truncated); pooling %s; BLAS %s\n",
+		ds.Name, len(ds.Train), len(ds.Dev), len(ds.Test), len(ds.Classes), ft.Init, m.Pieces.Size(), maxLen,
+		TruncatedCount(m, ds.Train), m.Net.Cfg.Transformer.Pool, tensor.BackendDetail())
+	opt.Info = c.info(map[string]any{"dataset": ds.Name, "arch": "transformer", "init": ft.Init, "blas": tensor.BackendDetail(),
+		"pool": m.Net.Cfg.Transformer.Pool, "max_len": maxLen, "defense": c.Defense.Name})
+	if ft.FreezeEncoder {
+		opt.Info["frozen_encoder"] = true
+	}
+	if c.TrainSubset {
+		opt.Info["train_n"] = len(trainSet)
+	}
+	frozen := ""
+	if ft.FreezeEncoder {
+		frozen = "; encoder frozen"
+	}
+	fmt.Fprintf(log, "fine-tuning: %d epochs, batch %d, %s lr %g, weight decay %g, %s schedule with warm-up %g, clip %g%s\n",
+		opt.Epochs, opt.BatchSize, opt.Optimizer, opt.LR, opt.WeightDecay, scheduleName(opt.Schedule), opt.Warmup, opt.Clip, frozen)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var res *train.Result
+	if c.Defense.Name == "adv" { // the rate stays fine-tuning's (FLAT's 0.01 is for CNNs and LSTMs)
+		res, err = c.runRounds(m, train.Standard{}, trainSet, dev, opt, log)
+	} else {
+		res, err = train.Run(m, train.Standard{}, train.Encode(m, trainSet), train.Encode(m, dev), opt)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return c.finish(ds, opt, res, time.Since(start), log)
+}
+
+func scheduleName(s string) string {
+	if s == "" {
+		return "constant"
+	}
+	return s
+}
+
+// TruncatedCount counts the texts longer than the model's maximum length.
+func TruncatedCount(m *model.Model, texts []dataset.Example) int {
+	n := 0
+	for _, e := range texts {
+		if _, dropped := m.EncodeCounted(e.Text); dropped > 0 {
+			n++
+		}
+	}
+	return n
+}
