@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 
-	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/tensor"
 )
@@ -81,26 +79,6 @@ func refuseEncoderOnly(m *model.Model, path string) error {
 		return configErrorf("%s has no classifier: fine-tune it first (train --init %s)", path, path)
 	}
 	return nil
-}
-
-// LoadNeighbors reads the neighbour table at path (default: the
-// counter-fitted neighbours under dataDir); it returns the path used, ""
-// when there was none to use.
-func LoadNeighbors(path, dataDir string) (*lexicon.Neighbors, string, error) {
-	if path == "" {
-		var err error
-		if path, err = DefaultSynonyms(dataDir); err != nil {
-			return nil, "", err
-		}
-	}
-	if _, err := os.Stat(path); err != nil {
-		return nil, path, fmt.Errorf("synonym table %s: %w (give one with --synonyms PATH, or --data DIR holding counterfitted-neighbors-jia2019/)", path, err)
-	}
-	n, err := lexicon.LoadNeighbors(path)
-	if err != nil {
-		return nil, path, err
-	}
-	return n, path, nil
 }
 
 // parseDistanceNorm reads a distance norm (1, 2 or inf) given by flag.
