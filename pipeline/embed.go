@@ -44,7 +44,7 @@ func (c EmbedStatsConfig) Check() error {
 	if c.Model == "" {
 		return configErrorf("--model is required")
 	}
-	_, err := parseDistanceNorm("--norm", c.Norm)
+	_, err := ParseNorm("--norm", c.Norm)
 	return err
 }
 
@@ -65,7 +65,7 @@ func EmbedStats(ctx context.Context, c EmbedStatsConfig) (*EmbedStatsReport, err
 	if err := c.Check(); err != nil {
 		return nil, err
 	}
-	p, _ := parseDistanceNorm("--norm", c.Norm)
+	p, _ := ParseNorm("--norm", c.Norm)
 	m, err := model.Load(c.Model)
 	if err != nil {
 		return nil, err

@@ -21,10 +21,12 @@ type EvalConfig struct {
 	// classes (Split is then not used).
 	Data  Data
 	Split string
-	// Certify says the caller will certify the model with IBP bounds:
-	// models they do not cover (transformers) are refused before any data
-	// is read.
-	Certify bool
+	// Certify also measures the IBP certified accuracy over the synonym
+	// boxes of Synonyms (default: the counter-fitted table under Data.Dir),
+	// 8 per word; models IBP does not cover (transformers) are refused
+	// before any data is read.
+	Certify  bool
+	Synonyms string
 	// Log receives the report of skipped lines (nil = discard).
 	Log io.Writer
 }
@@ -42,6 +44,10 @@ type EvalReport struct {
 	Dataset, Split, File string
 	// Truncated counts the texts longer than the model's length, cut.
 	Truncated int
+	// Certified is the IBP certified accuracy (with Certify), over boxes
+	// taken where the model's IBP training took them (CertifyHull).
+	Certified   float64
+	CertifyHull string
 }
 
 // EvalModel scores a model on labelled examples: accuracy, macro-F1,
@@ -81,19 +87,18 @@ func EvalModel(ctx context.Context, c EvalConfig) (*EvalReport, error) {
 	if r.Report, err = Evaluate(m, r.Examples, classes); err != nil {
 		return nil, err
 	}
-	r.Truncated = countOverlong(m, r.Examples)
-	return r, nil
-}
-
-// countOverlong counts the texts longer than the model's maximum length.
-func countOverlong(m *model.Model, ex []dataset.Example) int {
-	n := 0
-	for _, e := range ex {
-		if _, dropped := m.EncodeCounted(e.Text); dropped > 0 {
-			n++
+	r.Truncated = TruncatedCount(m, r.Examples)
+	if c.Certify {
+		syn, _, err := LoadSynonyms(c.Synonyms, c.Data.Dir, m.Vocab, 8)
+		if err != nil {
+			return nil, err
 		}
+		if r.Certified, err = Certify(m, syn, r.Examples, 8, c.Log); err != nil {
+			return nil, err
+		}
+		r.CertifyHull = string(TrainedHull(m))
 	}
-	return n
+	return r, nil
 }
 
 // PredictConfig configures Predict (`textarmor predict`).

@@ -81,8 +81,9 @@ func refuseEncoderOnly(m *model.Model, path string) error {
 	return nil
 }
 
-// parseDistanceNorm reads a distance norm (1, 2 or inf) given by flag.
-func parseDistanceNorm(flag, s string) (float64, error) {
+// ParseNorm reads a distance norm (1, 2 or inf) given by the CLI flag named
+// flag (for its error).
+func ParseNorm(flag, s string) (float64, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
 	case "1":
 		return 1, nil

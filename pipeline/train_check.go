@@ -14,44 +14,21 @@ import (
 // k ids.
 const maxSynonymK = 1000
 
-// rangeRule is one numeric check: ok is whether val, the value of --flag,
-// is in range; want says the range in words.
-type rangeRule struct {
-	ok   bool
-	flag string
-	val  any
-	want string
-}
-
-// checkRanges returns a *ConfigError naming the flag, the value and the
-// valid range of the first rule that fails (nil when all hold).
-func checkRanges(rules ...rangeRule) error {
-	for _, r := range rules {
-		if !r.ok {
-			return configErrorf("--%s %v must be %s", r.flag, r.val, r.want)
-		}
-	}
-	return nil
-}
-
-// finite reports whether x is neither NaN nor an infinity.
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
 // widthRule checks a layer width or embedding size in [lo, maxLayerWidth];
 // lo is 0 where 0 means "no such layer" (none says so).
-func widthRule(flag string, v, lo int, none string) rangeRule {
+func widthRule(flag string, v, lo int, none string) Rule {
 	want := fmt.Sprintf("in [%d, %d]", lo, maxLayerWidth)
 	if none != "" {
 		want += " (" + none + ")"
 	}
-	return rangeRule{v >= lo && v <= maxLayerWidth, flag, v, want}
+	return Rule{v >= lo && v <= maxLayerWidth, flag, v, want}
 }
 
 // workersRule checks a count of parallel workers (goroutines, each with its
 // own buffers): at least 1, at most 4,096 or the machine's core count.
-func workersRule(flag string, v int) rangeRule {
+func workersRule(flag string, v int) Rule {
 	hi := max(4096, runtime.NumCPU())
-	return rangeRule{v >= 1 && v <= hi, flag, v, fmt.Sprintf("in [1, %d]", hi)}
+	return Rule{v >= 1 && v <= hi, flag, v, fmt.Sprintf("in [1, %d]", hi)}
 }
 
 // Check refuses a configuration Train cannot run, before any data is read:
@@ -67,9 +44,9 @@ func (c *TrainConfig) Check() error {
 	if err := c.Net.Check(); err != nil {
 		return err
 	}
-	if err := checkRanges(
-		rangeRule{c.Retrofit >= 0, "retrofit", c.Retrofit, "≥ 0 (0 = off)"},
-		rangeRule{c.TrainN >= 0, "train-n", c.TrainN, "≥ 0 (0 = all)"},
+	if err := CheckRules(
+		Rule{c.Retrofit >= 0, "retrofit", c.Retrofit, "≥ 0 (0 = off)"},
+		Rule{c.TrainN >= 0, "train-n", c.TrainN, "≥ 0 (0 = all)"},
 	); err != nil {
 		return err
 	}
@@ -119,17 +96,17 @@ func (c *TrainConfig) checkFineTune() error {
 // range (an explicit 0 epochs must not become train's default 10), and
 // names train.Run knows.
 func CheckTrainOptions(opt train.Options) error {
-	if err := checkRanges(
-		rangeRule{opt.Epochs >= 1, "epochs", opt.Epochs, "at least 1"},
-		rangeRule{opt.BatchSize >= 1, "batch", opt.BatchSize, "at least 1"},
-		rangeRule{finite(opt.LR) && opt.LR > 0, "lr", opt.LR, "a positive number"},
-		rangeRule{finite(opt.WeightDecay) && opt.WeightDecay >= 0, "weight-decay", opt.WeightDecay, "a number ≥ 0"},
-		rangeRule{finite(opt.Clip) && opt.Clip >= 0, "clip", opt.Clip, "a number ≥ 0 (0 = off)"},
-		rangeRule{finite(opt.Momentum) && opt.Momentum >= 0 && opt.Momentum < 1, "momentum", opt.Momentum, "in [0, 1)"},
-		rangeRule{finite(opt.DecayGamma) && opt.DecayGamma > 0, "lr-decay", opt.DecayGamma, "a positive number"},
-		rangeRule{finite(opt.Warmup) && opt.Warmup >= 0 && opt.Warmup < 1, "warmup", opt.Warmup, "in [0, 1)"},
-		rangeRule{opt.Patience >= 0, "patience", opt.Patience, "≥ 0 (0 = never stop early)"},
-		rangeRule{opt.CheckpointEvery >= 0, "checkpoint-every", opt.CheckpointEvery, "≥ 0 (0 = at epoch ends only)"},
+	if err := CheckRules(
+		Rule{opt.Epochs >= 1, "epochs", opt.Epochs, "at least 1"},
+		Rule{opt.BatchSize >= 1, "batch", opt.BatchSize, "at least 1"},
+		Rule{isFinite(opt.LR) && opt.LR > 0, "lr", opt.LR, "a positive number"},
+		Rule{isFinite(opt.WeightDecay) && opt.WeightDecay >= 0, "weight-decay", opt.WeightDecay, "a number ≥ 0"},
+		Rule{isFinite(opt.Clip) && opt.Clip >= 0, "clip", opt.Clip, "a number ≥ 0 (0 = off)"},
+		Rule{isFinite(opt.Momentum) && opt.Momentum >= 0 && opt.Momentum < 1, "momentum", opt.Momentum, "in [0, 1)"},
+		Rule{isFinite(opt.DecayGamma) && opt.DecayGamma > 0, "lr-decay", opt.DecayGamma, "a positive number"},
+		Rule{isFinite(opt.Warmup) && opt.Warmup >= 0 && opt.Warmup < 1, "warmup", opt.Warmup, "in [0, 1)"},
+		Rule{opt.Patience >= 0, "patience", opt.Patience, "≥ 0 (0 = never stop early)"},
+		Rule{opt.CheckpointEvery >= 0, "checkpoint-every", opt.CheckpointEvery, "≥ 0 (0 = at epoch ends only)"},
 	); err != nil {
 		return err
 	}
@@ -159,27 +136,27 @@ func (d *DefenseConfig) Check() error {
 		return configErrorf("--defense: %v", err)
 	}
 	s, r := d.Settings, d.Rounds
-	if err := checkRanges(
-		rangeRule{finite(s.Beta) && s.Beta >= 0, "ftml-beta", s.Beta, "a number ≥ 0"},
-		rangeRule{finite(s.Alpha) && s.Alpha >= 0, "ftml-alpha", s.Alpha, "a number ≥ 0 (0 = 0.7·α0)"},
-		rangeRule{s.K >= 1 && s.K <= maxSynonymK, "ftml-k", s.K, fmt.Sprintf("in [1, %d]", maxSynonymK)},
-		rangeRule{finite(s.CMLTau) && s.CMLTau > 0, "cml-tau", s.CMLTau, "a positive number"},
-		rangeRule{s.SEMK >= 0, "sem-k", s.SEMK, "≥ 0 (0 = all of the table)"},
-		rangeRule{s.ATFLSteps >= 0, "atfl-steps", s.ATFLSteps, "≥ 0 (0 = no substitution)"},
-		rangeRule{s.ASCCSteps >= 0, "ascc-steps", s.ASCCSteps, "≥ 0 (0 = no inner maximisation)"},
-		rangeRule{finite(s.ASCCLR) && s.ASCCLR > 0, "ascc-lr", s.ASCCLR, "a positive number"},
-		rangeRule{finite(s.ASCCEntropy) && s.ASCCEntropy >= 0, "ascc-entropy", s.ASCCEntropy, "a number ≥ 0"},
-		rangeRule{finite(s.ASCCBeta) && s.ASCCBeta >= 0, "ascc-beta", s.ASCCBeta, "a number ≥ 0"},
-		rangeRule{finite(s.IBPKappa) && s.IBPKappa >= 0 && s.IBPKappa <= 1, "ibp-kappa", s.IBPKappa, "in [0, 1]"},
-		rangeRule{finite(s.IBPEps) && s.IBPEps >= 0, "ibp-eps", s.IBPEps, "a number ≥ 0"},
-		rangeRule{d.IBPRampEpochs >= -1, "ibp-ramp-epochs", d.IBPRampEpochs, "≥ 0 (-1, the default, = the first 2/3 of --epochs)"},
-		rangeRule{finite(r.Beta) && r.Beta >= 0, "beta", r.Beta, "a number ≥ 0"},
-		rangeRule{finite(r.Gamma) && r.Gamma >= 0, "gamma", r.Gamma, "a number ≥ 0"},
-		rangeRule{r.Rounds >= 1, "rounds", r.Rounds, "at least 1"},
-		rangeRule{r.RoundEpochs >= 1, "round-epochs", r.RoundEpochs, "at least 1"},
-		rangeRule{r.PerRound >= 0, "adv-per-round", r.PerRound, "≥ 0 (0 = all)"},
+	if err := CheckRules(
+		Rule{isFinite(s.Beta) && s.Beta >= 0, "ftml-beta", s.Beta, "a number ≥ 0"},
+		Rule{isFinite(s.Alpha) && s.Alpha >= 0, "ftml-alpha", s.Alpha, "a number ≥ 0 (0 = 0.7·α0)"},
+		Rule{s.K >= 1 && s.K <= maxSynonymK, "ftml-k", s.K, fmt.Sprintf("in [1, %d]", maxSynonymK)},
+		Rule{isFinite(s.CMLTau) && s.CMLTau > 0, "cml-tau", s.CMLTau, "a positive number"},
+		Rule{s.SEMK >= 0, "sem-k", s.SEMK, "≥ 0 (0 = all of the table)"},
+		Rule{s.ATFLSteps >= 0, "atfl-steps", s.ATFLSteps, "≥ 0 (0 = no substitution)"},
+		Rule{s.ASCCSteps >= 0, "ascc-steps", s.ASCCSteps, "≥ 0 (0 = no inner maximisation)"},
+		Rule{isFinite(s.ASCCLR) && s.ASCCLR > 0, "ascc-lr", s.ASCCLR, "a positive number"},
+		Rule{isFinite(s.ASCCEntropy) && s.ASCCEntropy >= 0, "ascc-entropy", s.ASCCEntropy, "a number ≥ 0"},
+		Rule{isFinite(s.ASCCBeta) && s.ASCCBeta >= 0, "ascc-beta", s.ASCCBeta, "a number ≥ 0"},
+		Rule{isFinite(s.IBPKappa) && s.IBPKappa >= 0 && s.IBPKappa <= 1, "ibp-kappa", s.IBPKappa, "in [0, 1]"},
+		Rule{isFinite(s.IBPEps) && s.IBPEps >= 0, "ibp-eps", s.IBPEps, "a number ≥ 0"},
+		Rule{d.IBPRampEpochs >= -1, "ibp-ramp-epochs", d.IBPRampEpochs, "≥ 0 (-1, the default, = the first 2/3 of --epochs)"},
+		Rule{isFinite(r.Beta) && r.Beta >= 0, "beta", r.Beta, "a number ≥ 0"},
+		Rule{isFinite(r.Gamma) && r.Gamma >= 0, "gamma", r.Gamma, "a number ≥ 0"},
+		Rule{r.Rounds >= 1, "rounds", r.Rounds, "at least 1"},
+		Rule{r.RoundEpochs >= 1, "round-epochs", r.RoundEpochs, "at least 1"},
+		Rule{r.PerRound >= 0, "adv-per-round", r.PerRound, "≥ 0 (0 = all)"},
 		workersRule("attack-workers", r.Workers),
-		rangeRule{d.GroupMask.Groups >= 0 && d.GroupMask.Groups <= maxGroups, "group-mask", d.GroupMask.Groups, fmt.Sprintf("in [0, %d] (0 = off)", maxGroups)},
+		Rule{d.GroupMask.Groups >= 0 && d.GroupMask.Groups <= maxGroups, "group-mask", d.GroupMask.Groups, fmt.Sprintf("in [0, %d] (0 = off)", maxGroups)},
 	); err != nil {
 		return err
 	}

@@ -57,14 +57,14 @@ func NewNetwork() Network {
 // Check validates the sizes and rates (sizes that allocate are bounded)
 // and the architecture's name.
 func (n Network) Check() error {
-	if err := checkRanges(
+	if err := CheckRules(
 		widthRule("embed-dim", n.EmbedDim, 1, ""),
 		widthRule("filters", n.Filters, 1, ""),
 		widthRule("hidden", n.Hidden, 1, ""),
 		widthRule("input-layer", n.InputLayer, 0, "0 = none"),
 		widthRule("head-hidden", n.HeadHidden, 0, "0 = none"),
-		rangeRule{finite(n.Dropout) && n.Dropout >= 0 && n.Dropout < 1, "dropout", n.Dropout, "in [0, 1)"},
-		rangeRule{finite(n.EmbedInit) && n.EmbedInit >= 0, "embed-init", n.EmbedInit, "a number ≥ 0"},
+		Rule{isFinite(n.Dropout) && n.Dropout >= 0 && n.Dropout < 1, "dropout", n.Dropout, "in [0, 1)"},
+		Rule{isFinite(n.EmbedInit) && n.EmbedInit >= 0, "embed-init", n.EmbedInit, "a number ≥ 0"},
 	); err != nil {
 		return err
 	}

@@ -3,14 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 
-	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/defense"
-	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/pipeline"
-	"github.com/textarmor/textarmor/train"
 )
 
 // baselineFlags are the hyper-parameters of the SEM, ATFL, ASCC and IBP
@@ -58,15 +54,3 @@ func ownFlagDefenses() []defense.Defense {
 	}
 	return out
 }
-
-// setupRun sets IBP's ramp for a run (bench ftml-table; train does it in
-// pipeline.Train).
-func (b *baselineFlags) setupRun(obj train.Objective, m *model.Model, trainSet []dataset.Example, opt train.Options) error {
-	return (&pipeline.DefenseConfig{IBPRampEpochs: b.ibpRamp}).Prepare(obj, m, len(trainSet), opt)
-}
-
-func certify(w io.Writer, m *model.Model, syn *defense.SynonymTable, ex []dataset.Example, k int) (float64, error) {
-	return pipeline.Certify(m, syn, ex, k, w)
-}
-
-func trainedHull(m *model.Model) defense.Hull { return pipeline.TrainedHull(m) }

@@ -1,11 +1,8 @@
 package main
 
 import (
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
-	"io"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,13 +10,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/textarmor/textarmor/attack"
-	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/experiments"
 	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/pipeline"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )
@@ -112,7 +108,7 @@ func TestBenchFTMLTable(t *testing.T) {
 		}
 	}
 	var tab struct {
-		Cells []tableCell `json:"cells"`
+		Cells []experiments.FTMLCell `json:"cells"`
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "cnn", "table.json"))
 	if err != nil {
@@ -137,7 +133,7 @@ func TestBenchFTMLTable(t *testing.T) {
 	if c := m.Net.Cfg; c.Filters != 128 || c.Dropout != 0.2 {
 		t.Errorf("table CNN has %d filters and dropout %g, want the spec's 128 and 0.2", c.Filters, c.Dropout)
 	}
-	var hla tableCell
+	var hla experiments.FTMLCell
 	if raw, err := os.ReadFile(filepath.Join(out, "cnn", "standard", "hla.json")); err != nil {
 		t.Fatal(err)
 	} else if err := json.Unmarshal(raw, &hla); err != nil {
@@ -148,8 +144,8 @@ func TestBenchFTMLTable(t *testing.T) {
 	}
 	// The IBP row's certified accuracy is its model's certificate on the
 	// clean cell's examples, and never above its clean accuracy.
-	var cert, ibpClean tableCell
-	for name, c := range map[string]*tableCell{"certified": &cert, "clean": &ibpClean} {
+	var cert, ibpClean experiments.FTMLCell
+	for name, c := range map[string]*experiments.FTMLCell{"certified": &cert, "clean": &ibpClean} {
 		raw, err := os.ReadFile(filepath.Join(out, "cnn", "ibp", name+".json"))
 		if err != nil {
 			t.Fatal(err)
@@ -175,7 +171,7 @@ func TestBenchFTMLTable(t *testing.T) {
 	if !strings.Contains(stdout, "--input-layer=16 --head-hidden=12 --clip=5") {
 		t.Errorf("table does not show the IBP row's architecture flags:\n%s", stdout)
 	}
-	ibpSyn, _, err := loadSynonyms(syn, dir, ibpModel.Vocab, 8)
+	ibpSyn, _, err := pipeline.LoadSynonyms(syn, dir, ibpModel.Vocab, 8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +202,7 @@ func TestBenchFTMLTable(t *testing.T) {
 		t.Errorf("rerun did more than the missing cell:\n%s", stderr)
 	}
 	after, _ := os.ReadFile(cell)
-	var a, b tableCell
+	var a, b experiments.FTMLCell
 	json.Unmarshal(before, &a)
 	json.Unmarshal(after, &b)
 	if a.Accuracy != b.Accuracy {
@@ -286,247 +282,8 @@ func TestBenchFTMLTable(t *testing.T) {
 			t.Errorf("final table still marks partial cells: %s", line)
 		}
 	}
-	if !strings.Contains(stdout, "| ibp | 12 ep (reference 1 ep) --ibp-ramp-epochs 8 --batch 16 --lr 1e-3 --input-layer=16 --head-hidden=12 --clip=5 |") || !strings.Contains(stdout, "| sem |") || !strings.Contains(stdout, " n=8") {
+	if !strings.Contains(stdout, "| ibp | 12 ep (reference 1 ep) ibp-ramp-epochs 8, batch 16, lr 0.001, --input-layer=16 --head-hidden=12 --clip=5 |") || !strings.Contains(stdout, "| sem |") || !strings.Contains(stdout, " n=8") {
 		t.Errorf("the folder's other rows are not shown as recorded:\n%s", stdout)
-	}
-}
-
-// A cell on fewer examples than --n (a --first preview) is marked.
-func TestFTMLTableMarksPartialCells(t *testing.T) {
-	dir := t.TempDir()
-	tb := &ftmlTable{out: dir, arch: "cnn", n: 1000, ds: &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}}
-	for col, n := range map[string]int{"clean": 25000, "pwws": 1000, "ga": 200} {
-		if err := os.MkdirAll(filepath.Join(dir, "ftml"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := writeJSON(filepath.Join(dir, "ftml", col+".json"), tableCell{Defense: "ftml", Column: col, Accuracy: 80, N: n}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	recipes := map[string]tableRecipe{"ftml": {Defense: "ftml", Epochs: 1}}
-	if err := tb.writeTable(io.Discard, []string{"ftml"}, []string{"pwws", "ga"}, recipes, false); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(md), "| 80.0 (88.1) | 80.0 (81.1) | 80.0 (81.4) n=200 |") || !strings.Contains(string(md), "first k of the 1000 examples so far") {
-		t.Errorf("table.md:\n%s", md)
-	}
-}
-
-// writePWWSCell writes a defense's clean and PWWS cells and a PWWS results
-// file of rows examples taken in order (kept: result Failed).
-func writePWWSCell(t *testing.T, dir, def string, order []int, rows int, kept func(k int) bool, n int, acc float64) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Join(dir, def), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	f, err := os.Create(filepath.Join(dir, def, "pwws.csv"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	w := csv.NewWriter(f)
-	w.Write(attack.Columns)
-	for k := range rows {
-		typ := attack.Successful
-		if kept(k) {
-			typ = attack.Failed
-		}
-		w.Write([]string{"a b", "a c", "1", "0", "1", "10", string(typ), strconv.Itoa(order[k]), "0.1", "2", "1", "12"})
-	}
-	w.Flush()
-	if err := f.Close(); err != nil || w.Error() != nil {
-		t.Fatal(err, w.Error())
-	}
-	for col, c := range map[string]tableCell{"clean": {Accuracy: 88, N: 25000}, "pwws": {Accuracy: acc, N: n}} {
-		c.Defense, c.Column = def, col
-		if err := writeJSON(filepath.Join(dir, def, col+".json"), c); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-// writePairedCells lays out an FTML cell on 1,000 examples and a SEM cell
-// on their first 200, whose results file a later pass has already
-// extended to 300. On the 200: FTML 50 %, SEM 25 %; the per-example
-// differences are 0 (k%4 == 0), +1 (k%4 == 2) and 0 otherwise: mean 0.25,
-// variance 0.1875, SE √(0.1875/200) = 3.1 points.
-func writePairedCells(t *testing.T, dir string, seed int64) {
-	order := rand.New(rand.NewSource(seed)).Perm(25000)
-	writePWWSCell(t, dir, "ftml", order, 1000, func(k int) bool { return k%2 == 0 }, 1000, 50)
-	writePWWSCell(t, dir, "sem", order, 300, func(k int) bool { return k >= 200 || k%4 == 0 }, 200, 25)
-}
-
-const pairedCheckLine = "pwws: FTML 50.0 ≥ sem 25.0 on the 200 examples both attacked (FTML 50.0 on its 1000; paired difference +25.0 ± 3.1 SE): holds"
-
-// An attack cell extended to more examples resumes its CSV, so its time
-// adds the earlier pass's; a recomputed clean cell does not.
-func TestFTMLTableCellTimeAccumulates(t *testing.T) {
-	dir := t.TempDir()
-	tb := &ftmlTable{out: dir, n: 5, passN: 5, stderr: io.Discard}
-	if err := os.MkdirAll(filepath.Join(dir, "ftml"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, col := range []string{"pwws", "clean"} {
-		if err := writeJSON(filepath.Join(dir, "ftml", col+".json"), tableCell{Defense: "ftml", Column: col, N: 2, Seconds: 1000}); err != nil {
-			t.Fatal(err)
-		}
-		if err := tb.cell("ftml", col, 5, func() (tableCell, error) { return tableCell{N: 5, Accuracy: 50}, nil }); err != nil {
-			t.Fatal(err)
-		}
-		var c tableCell
-		b, err := os.ReadFile(filepath.Join(dir, "ftml", col+".json"))
-		if err == nil {
-			err = json.Unmarshal(b, &c)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, carried := c.Seconds >= 1000, col != "clean"; c.N != 5 || got != carried {
-			t.Errorf("%s: extended cell %+v: want n 5 and the earlier 1000 s carried = %v", col, c, carried)
-		}
-	}
-}
-
-// The table's checks read each attack cell's results file and keep only
-// the cell's own examples: a baseline at n=200 whose file a later pass has
-// already extended to 300 is compared with FTML on those 200.
-func TestFTMLTablePairsOwnExamples(t *testing.T) {
-	dir := t.TempDir()
-	tb := &ftmlTable{out: dir, arch: "cnn", n: 1000, seed: 3, ds: &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}}
-	writePairedCells(t, dir, tb.seed)
-	recipes := map[string]tableRecipe{"ftml": {Defense: "ftml", Epochs: 1}, "sem": {Defense: "sem", Epochs: 1}}
-	if err := tb.writeTable(io.Discard, []string{"ftml", "sem"}, []string{"pwws"}, recipes, false); err != nil {
-		t.Fatal(err)
-	}
-	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(md), pairedCheckLine) {
-		t.Errorf("table.md:\n%s\nlacks %q", md, pairedCheckLine)
-	}
-}
-
-// --report prints the table from the cells there while another run holds
-// the table's lock, and computes and writes nothing: a missing cell stays
-// missing.
-func TestFTMLTableReport(t *testing.T) {
-	dir := t.TempDir()
-	out := filepath.Join(dir, "tab")
-	writePairedCells(t, filepath.Join(out, "cnn"), 3)
-	old := ftmlTableData
-	defer func() { ftmlTableData = old }()
-	ftmlTableData = func(string) (*dataset.Dataset, dataset.Preset, error) {
-		return &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}, dataset.Preset{Name: "imdb"}, nil
-	}
-	unlock, err := checkpoint.LockDir(filepath.Join(out, "cnn"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unlock()
-	code, stdout, stderr := runCmd(t, "bench", "ftml-table", "--report", "--data", dir, "--out", out, "--defenses", "standard,ftml,sem",
-		"--attacks", "pwws", "--seed", "3")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	if !strings.Contains(stdout, pairedCheckLine) || !strings.Contains(stdout, "| standard | 2 ep --batch 64 --lr 1e-3 | — | — |") {
-		t.Errorf("report:\n%s", stdout)
-	}
-	for _, f := range []string{"table.md", "table.json", "standard"} {
-		if _, err := os.Stat(filepath.Join(out, "cnn", f)); !os.IsNotExist(err) {
-			t.Errorf("--report wrote %s (%v)", f, err)
-		}
-	}
-}
-
-// The quick recipes keep every defense's own flags and cut the costly
-// inner loops.
-func TestQuickRecipes(t *testing.T) {
-	for _, r := range ftmlRecipes() {
-		q := quickRecipe(r)
-		if q.Defense != r.Defense || q.Epochs < 1 || q.Epochs > 8 {
-			t.Errorf("%s: quick %d epochs, full %d", r.Defense, q.Epochs, r.Epochs)
-		}
-		args := strings.Join(q.Args, " ")
-		if !strings.Contains(args, "--batch 16") {
-			t.Errorf("%s: quick args %q lack --batch 16", r.Defense, args)
-		}
-		if strings.Contains(args, "--lr-decay-epochs") {
-			t.Errorf("%s: quick args %q keep the full-run decay", r.Defense, args)
-		}
-		want := map[string]string{"ascc": "--ascc-steps 3", "atfl": "--atfl-steps 5", "ibp": "--ibp-ramp-epochs 1"}[r.Defense]
-		if want != "" && !strings.Contains(args, want) {
-			t.Errorf("%s: quick args %q lack %q", r.Defense, args, want)
-		}
-	}
-}
-
-// The Table 1 targets are stated on the cells present, with the right
-// verdicts.
-func TestFTMLChecks(t *testing.T) {
-	cells := []tableCell{
-		{Defense: "standard", Column: "clean", Accuracy: 89.7}, {Defense: "standard", Column: "pwws", Accuracy: 0.5},
-		{Defense: "ftml", Column: "clean", Accuracy: 86.5}, {Defense: "ftml", Column: "pwws", Accuracy: 76.0},
-		{Defense: "ftml", Column: "hla", Accuracy: 60.0},
-		{Defense: "sem", Column: "clean", Accuracy: 88.0}, {Defense: "sem", Column: "pwws", Accuracy: 77.0},
-		{Defense: "sem", Column: "hla", Accuracy: 50.0},
-	}
-	got := strings.Join(ftmlChecks(cells, []string{"pwws", "ga", "hla"}, nil), "\n")
-	want := strings.Join([]string{
-		"clean: FTML 86.5 ≥ standard 89.7 − 3.5: holds",
-		"pwws: FTML 76.0 ≥ 70: holds",
-		"pwws: FTML 76.0 ≥ sem 77.0: fails",
-		"hla: FTML 60.0 ≥ sem 50.0: holds",
-	}, "\n")
-	if got != want {
-		t.Errorf("checks:\n%s\nwant:\n%s", got, want)
-	}
-	// With the cells' sizes, a margin carries its standard error:
-	// √(.76·.24/1000 + .77·.23/200) = 3.3 points.
-	for i := range cells {
-		cells[i].N = 1000
-		if cells[i].Defense == "sem" {
-			cells[i].N = 200
-		}
-	}
-	got = strings.Join(ftmlChecks(cells, []string{"pwws"}, nil), "\n")
-	if w := "pwws: FTML 76.0 ≥ sem 77.0 (difference -1.0 ± 3.3 SE): fails"; !strings.Contains(got, w) {
-		t.Errorf("checks:\n%s\nlack %q", got, w)
-	}
-}
-
-// With per-example results, FTML and a baseline are compared on the
-// examples both attacked: a baseline cell on the first 5 of FTML's 10 is
-// compared with FTML's result on those 5, not with its 10, and the
-// standard error is the paired one.
-func TestFTMLChecksPaired(t *testing.T) {
-	ftml := map[int]bool{}
-	for i := range 10 {
-		ftml[100+i] = i < 5 // kept the first 5, lost the rest: 50 % on 10
-	}
-	sem := map[int]bool{100: true, 101: true, 102: true, 103: false, 104: false} // 60 % on the first 5
-	cells := []tableCell{
-		{Defense: "ftml", Column: "clean", Accuracy: 88, N: 25000}, {Defense: "ftml", Column: "pwws", Accuracy: 50, N: 10},
-		{Defense: "sem", Column: "clean", Accuracy: 88, N: 25000}, {Defense: "sem", Column: "pwws", Accuracy: 60, N: 5},
-	}
-	kept := map[[2]string]map[int]bool{{"ftml", "pwws"}: ftml, {"sem", "pwws"}: sem}
-	got := strings.Join(ftmlChecks(cells, []string{"pwws"}, kept), "\n")
-	// Differences per example: 0 0 0 1 1, mean 0.4, sample variance 0.3, SE √(0.3/5) = 24.5 points.
-	if w := "pwws: FTML 100.0 ≥ sem 60.0 on the 5 examples both attacked (FTML 50.0 on its 10; paired difference +40.0 ± 24.5 SE): holds"; !strings.Contains(got, w) {
-		t.Errorf("checks:\n%s\nlack %q", got, w)
-	}
-	// The same examples on both sides: one line with the sample size.
-	for i := 105; i < 110; i++ {
-		sem[i] = true
-	}
-	cells[3] = tableCell{Defense: "sem", Column: "pwws", Accuracy: 80, N: 10}
-	got = strings.Join(ftmlChecks(cells, []string{"pwws"}, kept), "\n")
-	// Differences: 0 0 0 1 1 -1 -1 -1 -1 -1, mean -0.3, mean square 0.7, sample variance 0.61·10/9, SE √(0.0678) = 26.0 points.
-	if w := "pwws: FTML 50.0 ≥ sem 80.0 (paired difference -30.0 ± 26.0 SE over 10): fails"; !strings.Contains(got, w) {
-		t.Errorf("checks:\n%s\nlack %q", got, w)
 	}
 }
 
@@ -534,22 +291,19 @@ func TestFTMLChecksPaired(t *testing.T) {
 // table shows the reference count, and a model trained for other epochs
 // is refused instead of filling the row.
 func TestFTMLTableRecipeEpochs(t *testing.T) {
-	recipes := map[string]tableRecipe{}
-	for _, r := range ftmlRecipes() {
-		recipes[r.Defense] = r
-	}
-	if err := overrideEpochs(recipes, "ibp=30,ftml=5"); err != nil {
+	recipes, err := tableRecipes(false, "ibp=30,ftml=5", nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	ibp, ftml := recipes["ibp"], recipes["ftml"]
-	if ibp.Epochs != 30 || ibp.Reference != 60 || strings.Join(ibp.Args[:2], " ") != "--ibp-ramp-epochs 20" {
+	if ibp.Epochs != 30 || ibp.Reference != 60 || ibp.IBPRampEpochs != 20 {
 		t.Errorf("ibp recipe %+v", ibp)
 	}
-	if ftml.Epochs != 5 || ftml.Reference != 20 || strings.Join(ftml.Args, " ") != "--batch 32 --lr 5e-4 --lr-decay-epochs 16" {
+	if ftml.Epochs != 5 || ftml.Reference != 20 || ftml.Batch != 32 || ftml.LR != 5e-4 || !slices.Equal(ftml.DecayEpochs, []int{16}) {
 		t.Errorf("ftml recipe %+v", ftml)
 	}
 	for _, bad := range []string{"ibp", "ibp=0", "ibp=x", "nope=3"} {
-		if err := overrideEpochs(recipes, bad); err == nil {
+		if _, err := tableRecipes(false, bad, nil); err == nil {
 			t.Errorf("--recipe-epochs %q accepted", bad)
 		}
 	}
@@ -622,7 +376,7 @@ func TestFTMLTableRecipeEpochs(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(out, "cnn", "sem"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeJSON(filepath.Join(out, "cnn", "sem", "started.json"), map[string]any{"recipe": []string{"--defense", "sem", "--epochs", "9"}}); err != nil {
+	if err := experiments.WriteJSON(filepath.Join(out, "cnn", "sem", "started.json"), map[string]any{"identity": map[string]any{"epochs": 9}, "epochs": 9}); err != nil {
 		t.Fatal(err)
 	}
 	semArgs := append([]string(nil), args...)

@@ -1,92 +1,72 @@
 package main
 
 import (
-	"fmt"
-	"path/filepath"
-	"slices"
+	"flag"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/pipeline"
 )
 
-// --recipe-flags appends a row's own flags to its recipe and rejects
-// anything else.
-func TestAddRecipeFlags(t *testing.T) {
-	recipes := map[string]tableRecipe{}
-	for _, r := range ftmlRecipes() {
-		recipes[r.Defense] = r
-	}
-	if err := addRecipeFlags(recipes, []string{"ibp=--ibp-hull=projected --ibp-kappa=0.5"}); err != nil {
+// --recipe-flags sets a row's own flags on its training configuration and
+// rejects anything else.
+func TestTableRecipeFlags(t *testing.T) {
+	specs := []string{"ibp=--ibp-hull=projected --ibp-kappa=0.5", "ibp=--input-layer=100 --head-hidden=100 --hidden=100 --clip=0.25 --weight-decay=1e-4"}
+	recipes, err := tableRecipes(false, "", specs)
+	if err != nil {
 		t.Fatal(err)
 	}
-	got := recipes["ibp"].Args
-	if n := len(got); n < 2 || got[n-2] != "--ibp-hull=projected" || got[n-1] != "--ibp-kappa=0.5" {
-		t.Errorf("ibp recipe %v", got)
-	}
-	if slices.Contains(ftmlRecipes()[5].Args, "--ibp-hull=projected") {
-		t.Error("the reference recipe was modified")
-	}
-	// Architecture flags, for Jia et al.'s IBP model.
-	if err := addRecipeFlags(recipes, []string{"ibp=--input-layer=100 --head-hidden=100 --hidden=100 --clip=0.25 --weight-decay=1e-4"}); err != nil {
+	ibp := recipes["ibp"]
+	c := pipeline.NewTrainConfig()
+	if err := ibp.Tune(&c); err != nil {
 		t.Fatal(err)
 	}
-	if got := recipes["ibp"].Args; !slices.Contains(got, "--input-layer=100") || !slices.Contains(got, "--hidden=100") {
-		t.Errorf("ibp recipe %v", got)
+	s, n, o := c.Defense.Settings, c.Net, c.Options
+	if s.IBPHull != defense.HullProjected || s.IBPKappa != 0.5 || n.InputLayer != 100 || n.HeadHidden != 100 || n.Hidden != 100 ||
+		o.Clip != 0.25 || o.WeightDecay != 1e-4 {
+		t.Errorf("the ibp row's configuration after its recipe flags: %+v %+v clip %g, weight decay %g", s, n, o.Clip, o.WeightDecay)
 	}
-	for _, bad := range []string{"ibp", "ibp=", "ibp=--ascc-steps=3", "ibp=--model=cnn", "ibp=--embed-dim=50", "ibp=--lr=1", "ibp=--hidden=50", "ibp=--ibp-hull", "xyz=--xyz-a=1", "ibp=--ibp-ramp-epochs=3", "ibp=--epochs=3",
-		"ibp=--ibp-hull=embedding", "ibp=--ibp-eps=1 --ibp-eps=0.5"} { // the last two: set by the first call; twice in one spec
-		if err := addRecipeFlags(recipes, []string{bad}); err == nil {
+	// Only the flags given change: the rest keeps the row's values.
+	c = pipeline.NewTrainConfig()
+	c.Net.Filters, c.Options.LR = 7, 0.5
+	if err := ibp.Tune(&c); err != nil || c.Net.Filters != 7 || c.Options.LR != 0.5 || c.Defense.Settings.IBPEps != pipeline.NewDefenseConfig().Settings.IBPEps {
+		t.Errorf("recipe flags changed settings they do not name: filters %d, lr %g, eps %g (%v)", c.Net.Filters, c.Options.LR, c.Defense.Settings.IBPEps, err)
+	}
+	if ibp.Tuned != "--ibp-hull=projected --ibp-kappa=0.5 --input-layer=100 --head-hidden=100 --hidden=100 --clip=0.25 --weight-decay=1e-4" {
+		t.Errorf("the table shows the ibp row as %q", ibp.Describe())
+	}
+	if _, err := tableRecipes(false, "", nil); err != nil || recipes["sem"].Tune != nil {
+		t.Errorf("the reference recipes were modified (%v)", err)
+	}
+	for _, bad := range [][]string{{"ibp"}, {"ibp="}, {"ibp=--ascc-steps=3"}, {"ibp=--model=cnn"}, {"ibp=--embed-dim=50"}, {"ibp=--lr=1"},
+		{"ibp=--ibp-hull"}, {"xyz=--xyz-a=1"}, {"ibp=--ibp-ramp-epochs=3"}, {"ibp=--epochs=3"}, {"ibp=--ibp-eps=1 --ibp-eps=0.5"},
+		{"ibp=--ibp-hull=projected", "ibp=--ibp-hull=embedding"}, {"ibp=--ibp-hull=convex"}, {"ibp=--hidden=x"}} {
+		if _, err := tableRecipes(false, "", bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}
 }
 
-// A row trained with other own hyper-parameters (defaults filled in) is
-// not resumed or reused by a run that asks for a variant, nor the reverse.
-func TestSameRecipeComparesOwnFlags(t *testing.T) {
-	dir := t.TempDir()
-	ref := ftmlRecipes()[5] // ibp
-	variant := map[string]tableRecipe{"ibp": ftmlRecipes()[5]}
-	if err := addRecipeFlags(variant, []string{"ibp=--ibp-hull=projected"}); err != nil {
-		t.Fatal(err)
-	}
-	record := func(r tableRecipe) string {
-		path := filepath.Join(dir, "started.json")
-		args := append([]string{"--defense", "ibp", "--epochs", fmt.Sprint(r.Epochs)}, r.Args...)
-		if err := writeJSON(path, map[string]any{"recipe": append(args, "--synonyms", "x.json")}); err != nil {
-			t.Fatal(err)
+// Every flag a table may set on its rows is a train flag and names fields
+// of the training configuration.
+func TestOverlayFieldsExist(t *testing.T) {
+	fs := flag.NewFlagSet("train", flag.ContinueOnError)
+	var tf trainFlags
+	tf.register(fs)
+	for name, paths := range overlayFields {
+		if fs.Lookup(name) == nil {
+			t.Errorf("--%s is not a train flag", name)
 		}
-		return path
-	}
-	if err := sameRecipe(record(ref), ref, dir); err != nil {
-		t.Errorf("reference against itself: %v", err)
-	}
-	explicit := ref
-	explicit.Args = append(slices.Clone(ref.Args), "--ibp-hull", "embedding")
-	if err := sameRecipe(record(ref), explicit, dir); err != nil {
-		t.Errorf("the default spelled out: %v", err)
-	}
-	if err := sameRecipe(record(ref), variant["ibp"], dir); err == nil || !strings.Contains(err.Error(), "--ibp-hull embedding") {
-		t.Errorf("reference row, variant run: %v", err)
-	}
-	if err := sameRecipe(record(variant["ibp"]), ref, dir); err == nil {
-		t.Error("variant row, reference run: no error")
-	}
-	// So do the row's architecture flags.
-	layered := map[string]tableRecipe{"ibp": ftmlRecipes()[5]}
-	if err := addRecipeFlags(layered, []string{"ibp=--input-layer=100"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := sameRecipe(record(ref), layered["ibp"], dir); err == nil || !strings.Contains(err.Error(), "--input-layer 0") {
-		t.Errorf("reference row, layered run: %v", err)
-	}
-	if err := sameRecipe(record(layered["ibp"]), layered["ibp"], dir); err != nil {
-		t.Errorf("layered against itself: %v", err)
-	}
-	clipped := map[string]tableRecipe{"ibp": layered["ibp"]}
-	if err := addRecipeFlags(clipped, []string{"ibp=--clip=0.25"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := sameRecipe(record(layered["ibp"]), clipped["ibp"], dir); err == nil || !strings.Contains(err.Error(), "--clip 0") {
-		t.Errorf("unclipped row, clipped run: %v", err)
+		for _, path := range paths {
+			v := reflect.ValueOf(pipeline.NewTrainConfig())
+			for _, f := range strings.Split(path, ".") {
+				if v = v.FieldByName(f); !v.IsValid() {
+					t.Errorf("--%s: pipeline.TrainConfig has no %s", name, path)
+					break
+				}
+			}
+		}
 	}
 }

@@ -16,10 +16,6 @@ type dataFlags struct{ pipeline.Data }
 // that no command reads a path of the machine it was written on.
 func defaultDataDir() string { return pipeline.EnvDataDir() }
 
-// dataDirFor returns dir, or a usage error saying what needs the data
-// folder when neither --data nor TEXTARMOR_DATA gave one.
-func dataDirFor(dir, what string) (string, error) { return pipeline.DataDir(dir, what) }
-
 func (d *dataFlags) register(fs *flag.FlagSet, vocabFlags bool) {
 	var names []string
 	for _, p := range dataset.Presets() {
@@ -50,12 +46,4 @@ func (d *dataFlags) numbers() []numRule {
 		{d.MinCount >= 0, "min-count", d.MinCount, "≥ 0 (0 = the preset's)"},
 		{d.MaxVocab >= -1, "max-vocab", d.MaxVocab, "≥ 0 (0 = no cap; -1, the default, = the preset's)"},
 	}
-}
-
-// load returns the dataset and the preprocessing preset to use with it.
-func (d *dataFlags) load() (*dataset.Dataset, dataset.Preset, error) { return d.Load() }
-
-// split picks one split by name.
-func split(ds *dataset.Dataset, name string) ([]dataset.Example, error) {
-	return pipeline.Split(ds, name)
 }

@@ -8,7 +8,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/internal/quote"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -18,13 +18,12 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	df := dataFlags{c.Data}
 	df.register(fs, false)
 	var asJSON bool
-	var synPath string
 	fs.StringVar(&c.Model, "model", "", "model directory written by 'textarmor train' (required)")
 	fs.StringVar(&c.Split, "split", c.Split, "split to evaluate: train, dev or test")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object (accuracy, macro_f1, n, per-class scores, confusion)")
 	fs.StringVar(&c.BLAS, "blas", "", "BLAS backend (default: the build's)")
 	fs.BoolVar(&c.Certify, "certify", false, "also report IBP certified accuracy over the synonym boxes (cnn/lstm/bilstm models)")
-	fs.StringVar(&synPath, "synonyms", "", "--certify: synonym neighbour table (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
+	fs.StringVar(&c.Synonyms, "synonyms", "", "--certify: synonym neighbour table (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -42,27 +41,26 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		extra["dataset"] = r.Dataset
 	}
 	if !asJSON {
-		fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s\n", c.Model, archLabel(m.Net.Cfg), m.Training["objective"], on)
+		fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s\n", c.Model, m.Net.Cfg.Label(), m.Training["objective"], on)
 		if r.Truncated > 0 {
 			fmt.Fprintf(stdout, "%d of %d texts were truncated to the model's %d tokens\n", r.Truncated, len(r.Examples), m.MaxLen)
 		}
 	}
 	if c.Certify {
-		// IBP certification lives with the IBP training (baselines.go).
-		syn, _, err := loadSynonyms(synPath, df.Dir, m.Vocab, 8)
-		if err != nil {
-			return err
-		}
-		acc, err := certify(stderr, m, syn, r.Examples, 8)
-		if err != nil {
-			return err
-		}
-		extra["certified_accuracy"], extra["certify_hull"] = acc, string(trainedHull(m))
+		extra["certified_accuracy"], extra["certify_hull"] = r.Certified, r.CertifyHull
 		if !asJSON {
-			fmt.Fprintf(stdout, "certified accuracy %.4f\n", acc)
+			fmt.Fprintf(stdout, "certified accuracy %.4f\n", r.Certified)
 		}
 	}
-	return printReport(stdout, r.Report, asJSON, extra)
+	if !asJSON {
+		_, err := fmt.Fprint(stdout, r.Report.Format())
+		return err
+	}
+	obj, err := r.Report.JSONWith(extra)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(obj)
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
@@ -91,7 +89,7 @@ func runPredict(args []string, stdout, stderr io.Writer) error {
 		if p.KnownTokens == 0 {
 			note = "  (no word of this text is in the model's vocabulary)"
 		}
-		fmt.Fprintf(stdout, "%s\t%.3f\t%s%s\n", p.Label, p.Probs[p.Class], printable(r.Texts[i]), note)
+		fmt.Fprintf(stdout, "%s\t%.3f\t%s%s\n", p.Label, p.Probs[p.Class], quote.Printable(r.Texts[i]), note)
 	}
 	return nil
 }
@@ -133,16 +131,4 @@ func runData(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "\n== %s ==\n%s", sp.Name, sp.Stats.Format(ds.Classes))
 	}
 	return nil
-}
-
-// archLabel names the architecture with its optional layers.
-func archLabel(c nn.Config) string {
-	s := c.Arch
-	if c.InputLayer > 0 {
-		s += fmt.Sprintf(", input layer %d", c.InputLayer)
-	}
-	if c.HeadHidden > 0 {
-		s += fmt.Sprintf(", hidden layer %d", c.HeadHidden)
-	}
-	return s
 }

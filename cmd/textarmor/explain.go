@@ -8,28 +8,11 @@ import (
 	"math"
 	"os"
 	"strings"
-	"unicode"
 
+	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/internal/progress"
 	"github.com/textarmor/textarmor/pipeline"
 )
-
-// colorWord wraps word in a 256-colour ANSI background: green for positive
-// scores, red for negative, intensity by |score|/maxAbs.
-func colorWord(word string, score, maxAbs float64) string {
-	if maxAbs == 0 {
-		return word
-	}
-	r := math.Min(1, math.Abs(score)/maxAbs)
-	level := int(math.Round(r * 4)) // 0..4
-	greens := []int{255, 194, 157, 120, 46}
-	reds := []int{255, 224, 217, 210, 196}
-	c := greens[level]
-	if score < 0 {
-		c = reds[level]
-	}
-	return fmt.Sprintf("\x1b[48;5;%dm\x1b[30m%s\x1b[0m", c, word)
-}
 
 func runExplain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("explain", "explain --model DIR [--method ig|lime] [--class C] [--json] [TEXT...]   (reads one text per line from stdin when no TEXT)", stderr)
@@ -98,7 +81,7 @@ func printAttribution(stdout io.Writer, e pipeline.ExplainedText, method string,
 	if useColor {
 		parts := make([]string, len(e.Tokens))
 		for j, w := range e.Tokens {
-			parts[j] = colorWord(w, e.Scores[j], maxAbs)
+			parts[j] = explain.ColorWord(w, e.Scores[j], maxAbs)
 		}
 		fmt.Fprintf(stdout, "  %s\n", strings.Join(parts, " "))
 	}
@@ -109,22 +92,4 @@ func printAttribution(stdout io.Writer, e pipeline.ExplainedText, method string,
 		}
 		fmt.Fprintf(stdout, "  %-20s %+.4f%s\n", w, e.Scores[j], unk)
 	}
-}
-
-// printable writes control characters of s (terminal escape sequences,
-// stray carriage returns) as \xNN, so that echoing a text can neither
-// drive the terminal nor break the one-line-per-text output.
-func printable(s string) string {
-	if strings.IndexFunc(s, unicode.IsControl) < 0 {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsControl(r) {
-			fmt.Fprintf(&b, "\\x%02x", r)
-			continue
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
 }

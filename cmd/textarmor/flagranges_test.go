@@ -134,8 +134,11 @@ func TestBenchFlagRanges(t *testing.T) {
 		{recipe("ibp=--ibp-kappa=2"), "--ibp-kappa 2"},
 		{recipe("ibp=--hidden=0"), "--hidden 0"},
 		{recipe("standard=--clip=-1"), "--clip -1"},
-		{recipe("ascc=--ascc-lr=NaN"), "--ascc-lr NaN"},
 	})
+	// NaN is refused as on the command line.
+	if code, _, stderr := runCmd(t, recipe("ascc=--ascc-lr=NaN")...); code != 2 || !strings.Contains(stderr, "--ascc-lr NaN: want a finite number") {
+		t.Errorf("--recipe-flags ascc=--ascc-lr=NaN: exit %d: %s", code, stderr)
+	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Errorf("a refused table wrote %s", out)
 	}

@@ -6,19 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
-	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/defense"
-	"github.com/textarmor/textarmor/lexicon"
-	"github.com/textarmor/textarmor/metrics"
-	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/pipeline"
 	"github.com/textarmor/textarmor/tensor"
-	"github.com/textarmor/textarmor/text"
 	"github.com/textarmor/textarmor/train"
 )
 
@@ -204,41 +198,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	return json.NewEncoder(stdout).Encode(obj)
 }
 
-func evaluate(m *model.Model, ex []dataset.Example, classes []string) (metrics.Report, error) {
-	return pipeline.Evaluate(m, ex, classes)
-}
-
-func sameClassCount(m *model.Model, classes []string) error {
-	return pipeline.SameClassCount(m, classes)
-}
-
-// truncatedCount counts the texts longer than the model's maximum length.
-func truncatedCount(m *model.Model, texts []dataset.Example) int {
-	return pipeline.TruncatedCount(m, texts)
-}
-
-// printReport prints a metrics report as text or one JSON object with the
-// report's fields plus extra.
-func printReport(w io.Writer, rep metrics.Report, asJSON bool, extra map[string]any) error {
-	if !asJSON {
-		fmt.Fprint(w, rep.Format())
-		return nil
-	}
-	raw, err := json.Marshal(rep)
-	if err != nil {
-		return err
-	}
-	obj := map[string]any{}
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		return err
-	}
-	for k, v := range extra {
-		obj[k] = v
-	}
-	enc := json.NewEncoder(w)
-	return enc.Encode(obj)
-}
-
 // defenseFlags choose the training objective of `train`: a
 // pipeline.DefenseConfig and the flags given as text.
 type defenseFlags struct {
@@ -311,61 +270,13 @@ func (d *defenseFlags) config() (pipeline.DefenseConfig, error) {
 	c.Rounds.Entropy = nn.EntropyReduction(d.fl.entropy)
 	c.Rounds.Interrupt = roundAttackStop
 	var err error
-	c.Settings.Norm, err = parseNorm(d.norm)
+	c.Settings.Norm, err = pipeline.ParseNorm("--ftml-norm", d.norm)
 	return c, err
-}
-
-// objective builds the chosen training objective for m (bench ftml-table).
-func (d *defenseFlags) objective(m *model.Model, dataDir string, stderr io.Writer) (train.Objective, error) {
-	c, err := d.config()
-	if err != nil {
-		return nil, err
-	}
-	return c.Objective(m, dataDir, stderr)
-}
-
-func parseNorm(s string) (float64, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "1":
-		return 1, nil
-	case "2":
-		return 2, nil
-	case "inf", "infinity", "max":
-		return math.Inf(1), nil
-	}
-	return 0, usageError{fmt.Errorf("--ftml-norm %q: want 1, 2 or inf", s)}
-}
-
-func defaultSynonyms(dataDir string) (string, error) { return pipeline.DefaultSynonyms(dataDir) }
-
-func loadSynonyms(path, dataDir string, vocab *text.Vocab, k int) (*defense.SynonymTable, string, error) {
-	return pipeline.LoadSynonyms(path, dataDir, vocab, k)
-}
-
-func loadNeighborFile(path, dataDir string) (*lexicon.Neighbors, string, error) {
-	return pipeline.LoadNeighbors(path, dataDir)
-}
-
-func describeObjective(obj train.Objective, info map[string]any, stderr io.Writer) {
-	pipeline.DescribeObjective(obj, info, stderr)
 }
 
 // defenseList names the defenses, for --defense's help.
 func defenseList() string {
 	return strings.Join(defense.Names(), ", ") + " (flat: FLAT word masks with attack rounds; adv: attack rounds, cross-entropy)"
-}
-
-// recipeRules are the checks of the training flags a table recipe may set
-// (bench ftml-table --recipe-flags); pipeline.CheckTrainOptions holds them
-// for train.
-func recipeRules(opt train.Options) []numRule {
-	return []numRule{
-		{opt.Epochs >= 1, "epochs", opt.Epochs, "at least 1"},
-		{opt.BatchSize >= 1, "batch", opt.BatchSize, "at least 1"},
-		{finite(opt.LR) && opt.LR > 0, "lr", opt.LR, "a positive number"},
-		{finite(opt.WeightDecay) && opt.WeightDecay >= 0, "weight-decay", opt.WeightDecay, "a number ≥ 0"},
-		{finite(opt.Clip) && opt.Clip >= 0, "clip", opt.Clip, "a number ≥ 0 (0 = off)"},
-	}
 }
 
 // parseDecayEpochs parses --lr-decay-epochs: comma-separated epochs ≥ 1.

@@ -4,6 +4,8 @@ package quote
 import (
 	"fmt"
 	"strconv"
+	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -25,4 +27,22 @@ func Short(s string, max int) string {
 		n, width = n+size, width+w
 	}
 	return fmt.Sprintf("%s... (%d bytes)", strconv.Quote(s[:n]), len(s))
+}
+
+// Printable writes control characters of s (terminal escape sequences,
+// stray carriage returns) as \xNN, so that echoing a text can neither
+// drive the terminal nor break the one-line-per-text output.
+func Printable(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			fmt.Fprintf(&b, "\\x%02x", r)
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

@@ -16,3 +16,11 @@ func TestShort(t *testing.T) {
 		t.Fatalf("long text: %s", got)
 	}
 }
+
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{"plain text": "plain text", "a\x1b[31mred": `a\x1b[31mred`, "line\rfeed\n": `line\x0dfeed\x0a`} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,17 +1,15 @@
-package main
+package experiments
 
 import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
@@ -35,10 +33,19 @@ func pairedAA(flat, other map[int]bool, nFLAT, nOther int) string {
 	return fmt.Sprintf(" (paired difference %+.1f ± %.1f SE, %d examples)", 100*p.Diff, 100*p.SE, nFLAT)
 }
 
-// writeTable writes table.md and table.json from the summaries present
-// and prints the markdown, with the spec's checks 11–13 where the cells
-// for them are there.
-func (ft *flatTable) writeTable(stdout io.Writer) error {
+// FLATReport is a FLAT block as it stands: its markdown, the values of
+// its cells ("ROW/COLUMN": sa, aa/ATTACK, kt/ATTACK.METHOD, ...) and the
+// spec's checks 11–13 on them.
+type FLATReport struct {
+	Markdown string
+	Values   map[string]float64
+	Checks   []string
+}
+
+// report builds the table from the summaries present, with the spec's
+// checks 11–13 where the cells for them are there, and writes table.md
+// and table.json when write is set.
+func (ft *flatRun) report(write bool) (*FLATReport, error) {
 	var b strings.Builder
 	ds := ft.dataset
 	if ds == "" {
@@ -80,7 +87,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 		sa := " — |"
 		for _, a := range ft.attacks {
 			if c, ok, err := ft.attackCell(r, a); err != nil {
-				return err
+				return nil, err
 			} else if ok {
 				vals[key{r, "sa"}] = 100 * c.OriginalAccuracy
 				sa = fmt.Sprintf(" %.1f%s |", 100*c.OriginalAccuracy, paperNote(flatPaper(flatPaperSA, saKey, ft.dataset, 1), 0, "%.2f"))
@@ -95,7 +102,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 			}
 			aa := " — |"
 			if c, ok, err := ft.attackCell(r, a); err != nil {
-				return err
+				return nil, err
 			} else if ok {
 				vals[key{r, "aa/" + a}] = 100 * c.AfterAttack
 				vals[key{r, "aa_se/" + a}] = 100 * metrics.BinomialSE(c.AfterAttack, c.N)
@@ -106,7 +113,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 			for _, m := range ft.methods {
 				c, ok, err := ft.readCell(r, a+"."+m)
 				if err != nil {
-					return err
+					return nil, err
 				}
 				if !ok {
 					b.WriteString(" — |")
@@ -138,7 +145,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 	if slices.Contains(rows, "flat") {
 		line, ps, err := flatMaskLine(filepath.Join(ft.out, "flat", "model"))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if line != "" {
 			b.WriteString("\n" + line + "\n")
@@ -146,7 +153,7 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 		}
 	}
 	if sec, err := ft.roundsSection(); err != nil {
-		return err
+		return nil, err
 	} else if sec != "" {
 		b.WriteString("\n" + sec)
 	}
@@ -178,16 +185,16 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 		var flatKept map[int]bool
 		if okF {
 			var err error
-			if flatKept, err = keptByIndex(filepath.Join(ft.out, "flat", a+".csv")); err != nil {
-				return err
+			if flatKept, err = KeptByIndex(filepath.Join(ft.out, "flat", a+".csv")); err != nil {
+				return nil, err
 			}
 		}
 		for _, other := range []string{"base", "adv"} {
 			if o, ok := has(other, "aa/"+a); ok && okF {
 				diff := noise("aa/"+a, other, 1)
-				otherKept, err := keptByIndex(filepath.Join(ft.out, other, a+".csv"))
+				otherKept, err := KeptByIndex(filepath.Join(ft.out, other, a+".csv"))
 				if err != nil {
-					return err
+					return nil, err
 				}
 				nF, _ := has("flat", "n/"+a)
 				nO, _ := has(other, "n/"+a)
@@ -245,33 +252,27 @@ func (ft *flatTable) writeTable(stdout io.Writer) error {
 			b.WriteString("- " + c + "\n")
 		}
 	}
-	if ft.report {
-		_, err := fmt.Fprint(stdout, b.String())
-		return err
-	}
-	if err := checkpoint.WriteFileAtomic(filepath.Join(ft.out, "table.md"), []byte(b.String()), 0o644); err != nil {
-		return err
-	}
 	flat := map[string]float64{}
 	for k, v := range vals {
 		flat[k.row+"/"+k.col] = v
 	}
-	if err := writeJSON(filepath.Join(ft.out, "table.json"), map[string]any{"dataset": ds, "arch": ft.arch, "train_attack": ft.trainAttack,
-		"attacks": ft.attacks, "explain": ft.methods, "n": ft.n, "values": flat, "checks": checks}); err != nil {
-		return err
+	rep := &FLATReport{Markdown: b.String(), Values: flat, Checks: checks}
+	js := map[string]any{"dataset": ds, "arch": ft.arch, "train_attack": ft.trainAttack,
+		"attacks": ft.attacks, "explain": ft.methods, "n": ft.n, "values": flat, "checks": checks}
+	if !write {
+		return rep, nil
 	}
-	fmt.Fprint(stdout, b.String())
-	return nil
+	return rep, ft.t.Publish(nil, rep.Markdown, js, false, false)
 }
 
 // keptCell reads which test examples a row's attack cell kept their label,
 // with the cell's size; nil when the cell is not there.
-func (ft *flatTable) keptCell(row, recipe string) (map[int]bool, int, error) {
+func (ft *flatRun) keptCell(row, recipe string) (map[int]bool, int, error) {
 	c, ok, err := ft.attackCell(row, recipe)
 	if err != nil || !ok {
 		return nil, 0, err
 	}
-	kept, err := keptByIndex(filepath.Join(ft.out, row, recipe+".csv"))
+	kept, err := KeptByIndex(filepath.Join(ft.out, row, recipe+".csv"))
 	return kept, c.N, err
 }
 
@@ -292,7 +293,7 @@ type roundsTraining struct {
 // the round cells there (--by-round), "" when there are none. The spec
 // selects a row's model by dev accuracy (§4.1); this shows what that choice
 // costs or gains in robustness.
-func (ft *flatTable) roundsSection() (string, error) {
+func (ft *flatRun) roundsSection() (string, error) {
 	type line struct {
 		label, what string
 		cells       map[int]string // round → cell
@@ -348,7 +349,7 @@ func (ft *flatTable) roundsSection() (string, error) {
 				if tr.BestRound != nil && *tr.BestRound == r {
 					aa.cells[r] += " *"
 				}
-				kept, err := keptByIndex(filepath.Join(ft.out, row, name+".csv"))
+				kept, err := KeptByIndex(filepath.Join(ft.out, row, name+".csv"))
 				if err != nil {
 					return "", err
 				}
@@ -442,19 +443,6 @@ func paperNote(p []float64, i int, format string) string {
 		return ""
 	}
 	return " (" + fmt.Sprintf(format, p[i]) + ")"
-}
-
-// flatAttackN resolves --n: given (≥ 0) it stands; by default the FLAT
-// protocol attacks the whole test set, except on IMDB, where the reference
-// command attacks the first 10,000 of its 25,000 test reviews (spec F14).
-func flatAttackN(dataset string, n int) int {
-	if n != -1 {
-		return n
-	}
-	if dataset == "imdb" {
-		return 10000
-	}
-	return 0
 }
 
 // seCol names the standard-error column of a value column ("kt/x" → "kt_se/x").

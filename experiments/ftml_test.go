@@ -1,0 +1,256 @@
+package experiments
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/dataset"
+)
+
+// testRun is a table run over a 25,000-example test set (IMDB's size)
+// that only reads and writes cells.
+func testRun(dir string, n int, seed int64, defenses, attacks []string) *ftmlRun {
+	c := NewFTMLTable()
+	c.N, c.Seed, c.Defenses, c.Attacks = n, seed, defenses, attacks
+	return &ftmlRun{FTMLTable: &c, t: &Table{Dir: dir, Name: "ftml-table"}, recipes: c.recipes(), passN: n,
+		ds: &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}}
+}
+
+// A cell on fewer examples than --n (a --first preview) is marked.
+func TestFTMLTableMarksPartialCells(t *testing.T) {
+	dir := t.TempDir()
+	tb := testRun(dir, 1000, 0, []string{"ftml"}, []string{"pwws", "ga"})
+	for col, n := range map[string]int{"clean": 25000, "pwws": 1000, "ga": 200} {
+		if err := os.MkdirAll(filepath.Join(dir, "ftml"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteJSON(filepath.Join(dir, "ftml", col+".json"), FTMLCell{Defense: "ftml", Column: col, Accuracy: 80, N: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := tb.report(true); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| 80.0 (88.1) | 80.0 (81.1) | 80.0 (81.4) n=200 |") || !strings.Contains(string(md), "first k of the 1000 examples so far") {
+		t.Errorf("table.md:\n%s", md)
+	}
+}
+
+// writePWWSCell writes a defense's clean and PWWS cells and a PWWS results
+// file of rows examples taken in order (kept: result Failed).
+func writePWWSCell(t *testing.T, dir, def string, order []int, rows int, kept func(k int) bool, n int, acc float64) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, def), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(dir, def, "pwws.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := csv.NewWriter(f)
+	w.Write(attack.Columns)
+	for k := range rows {
+		typ := attack.Successful
+		if kept(k) {
+			typ = attack.Failed
+		}
+		w.Write([]string{"a b", "a c", "1", "0", "1", "10", string(typ), strconv.Itoa(order[k]), "0.1", "2", "1", "12"})
+	}
+	w.Flush()
+	if err := f.Close(); err != nil || w.Error() != nil {
+		t.Fatal(err, w.Error())
+	}
+	for col, c := range map[string]FTMLCell{"clean": {Accuracy: 88, N: 25000}, "pwws": {Accuracy: acc, N: n}} {
+		c.Defense, c.Column = def, col
+		if err := WriteJSON(filepath.Join(dir, def, col+".json"), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// writePairedCells lays out an FTML cell on 1,000 examples and a SEM cell
+// on their first 200, whose results file a later pass has already
+// extended to 300. On the 200: FTML 50 %, SEM 25 %; the per-example
+// differences are 0 (k%4 == 0), +1 (k%4 == 2) and 0 otherwise: mean 0.25,
+// variance 0.1875, SE √(0.1875/200) = 3.1 points.
+func writePairedCells(t *testing.T, dir string, seed int64) {
+	order := rand.New(rand.NewSource(seed)).Perm(25000)
+	writePWWSCell(t, dir, "ftml", order, 1000, func(k int) bool { return k%2 == 0 }, 1000, 50)
+	writePWWSCell(t, dir, "sem", order, 300, func(k int) bool { return k >= 200 || k%4 == 0 }, 200, 25)
+}
+
+const pairedCheckLine = "pwws: FTML 50.0 ≥ sem 25.0 on the 200 examples both attacked (FTML 50.0 on its 1000; paired difference +25.0 ± 3.1 SE): holds"
+
+// An attack cell extended to more examples resumes its CSV, so its time
+// adds the earlier pass's; a recomputed clean cell does not.
+func TestFTMLTableCellTimeAccumulates(t *testing.T) {
+	dir := t.TempDir()
+	tb := testRun(dir, 5, 0, []string{"ftml"}, nil)
+	tb.passN = 5
+	if err := os.MkdirAll(filepath.Join(dir, "ftml"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"pwws", "clean"} {
+		if err := WriteJSON(filepath.Join(dir, "ftml", col+".json"), FTMLCell{Defense: "ftml", Column: col, N: 2, Seconds: 1000}); err != nil {
+			t.Fatal(err)
+		}
+		if err := tb.cell("ftml", col, 5, func() (FTMLCell, error) { return FTMLCell{N: 5, Accuracy: 50}, nil }); err != nil {
+			t.Fatal(err)
+		}
+		var c FTMLCell
+		b, err := os.ReadFile(filepath.Join(dir, "ftml", col+".json"))
+		if err == nil {
+			err = json.Unmarshal(b, &c)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, carried := c.Seconds >= 1000, col != "clean"; c.N != 5 || got != carried {
+			t.Errorf("%s: extended cell %+v: want n 5 and the earlier 1000 s carried = %v", col, c, carried)
+		}
+	}
+}
+
+// The table's checks read each attack cell's results file and keep only
+// the cell's own examples: a baseline at n=200 whose file a later pass has
+// already extended to 300 is compared with FTML on those 200.
+func TestFTMLTablePairsOwnExamples(t *testing.T) {
+	dir := t.TempDir()
+	tb := testRun(dir, 1000, 3, []string{"ftml", "sem"}, []string{"pwws"})
+	writePairedCells(t, dir, tb.Seed)
+	if _, err := tb.report(true); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), pairedCheckLine) {
+		t.Errorf("table.md:\n%s\nlacks %q", md, pairedCheckLine)
+	}
+}
+
+// The quick recipes keep every defense's own flags and cut the costly
+// inner loops.
+func TestQuickRecipes(t *testing.T) {
+	for _, r := range FTMLRecipes() {
+		q := r.Quick()
+		if q.Defense != r.Defense || q.Epochs < 1 || q.Epochs > 8 {
+			t.Errorf("%s: quick %d epochs, full %d", r.Defense, q.Epochs, r.Epochs)
+		}
+		if q.Batch != 16 || q.DecayEpochs != nil || q.LR != r.LR {
+			t.Errorf("%s: quick batch %d, decay %v, lr %g: want batch 16, no decay, the recipe's rate", r.Defense, q.Batch, q.DecayEpochs, q.LR)
+		}
+		want := map[string]int{"ascc": q.ASCCSteps - 3, "atfl": q.ATFLSteps - 5, "ibp": q.IBPRampEpochs - 1, "sem": q.SEMK - r.SEMK}[r.Defense]
+		if want != 0 {
+			t.Errorf("%s: quick recipe %+v does not cut its inner loop as it should", r.Defense, q)
+		}
+	}
+}
+
+// The Table 1 targets are stated on the cells present, with the right
+// verdicts.
+func TestFTMLChecks(t *testing.T) {
+	cells := []FTMLCell{
+		{Defense: "standard", Column: "clean", Accuracy: 89.7}, {Defense: "standard", Column: "pwws", Accuracy: 0.5},
+		{Defense: "ftml", Column: "clean", Accuracy: 86.5}, {Defense: "ftml", Column: "pwws", Accuracy: 76.0},
+		{Defense: "ftml", Column: "hla", Accuracy: 60.0},
+		{Defense: "sem", Column: "clean", Accuracy: 88.0}, {Defense: "sem", Column: "pwws", Accuracy: 77.0},
+		{Defense: "sem", Column: "hla", Accuracy: 50.0},
+	}
+	got := strings.Join(FTMLChecks(cells, []string{"pwws", "ga", "hla"}, nil), "\n")
+	want := strings.Join([]string{
+		"clean: FTML 86.5 ≥ standard 89.7 − 3.5: holds",
+		"pwws: FTML 76.0 ≥ 70: holds",
+		"pwws: FTML 76.0 ≥ sem 77.0: fails",
+		"hla: FTML 60.0 ≥ sem 50.0: holds",
+	}, "\n")
+	if got != want {
+		t.Errorf("checks:\n%s\nwant:\n%s", got, want)
+	}
+	// With the cells' sizes, a margin carries its standard error:
+	// √(.76·.24/1000 + .77·.23/200) = 3.3 points.
+	for i := range cells {
+		cells[i].N = 1000
+		if cells[i].Defense == "sem" {
+			cells[i].N = 200
+		}
+	}
+	got = strings.Join(FTMLChecks(cells, []string{"pwws"}, nil), "\n")
+	if w := "pwws: FTML 76.0 ≥ sem 77.0 (difference -1.0 ± 3.3 SE): fails"; !strings.Contains(got, w) {
+		t.Errorf("checks:\n%s\nlack %q", got, w)
+	}
+}
+
+// With per-example results, FTML and a baseline are compared on the
+// examples both attacked: a baseline cell on the first 5 of FTML's 10 is
+// compared with FTML's result on those 5, not with its 10, and the
+// standard error is the paired one.
+func TestFTMLChecksPaired(t *testing.T) {
+	ftml := map[int]bool{}
+	for i := range 10 {
+		ftml[100+i] = i < 5 // kept the first 5, lost the rest: 50 % on 10
+	}
+	sem := map[int]bool{100: true, 101: true, 102: true, 103: false, 104: false} // 60 % on the first 5
+	cells := []FTMLCell{
+		{Defense: "ftml", Column: "clean", Accuracy: 88, N: 25000}, {Defense: "ftml", Column: "pwws", Accuracy: 50, N: 10},
+		{Defense: "sem", Column: "clean", Accuracy: 88, N: 25000}, {Defense: "sem", Column: "pwws", Accuracy: 60, N: 5},
+	}
+	kept := map[[2]string]map[int]bool{{"ftml", "pwws"}: ftml, {"sem", "pwws"}: sem}
+	got := strings.Join(FTMLChecks(cells, []string{"pwws"}, kept), "\n")
+	// Differences per example: 0 0 0 1 1, mean 0.4, sample variance 0.3, SE √(0.3/5) = 24.5 points.
+	if w := "pwws: FTML 100.0 ≥ sem 60.0 on the 5 examples both attacked (FTML 50.0 on its 10; paired difference +40.0 ± 24.5 SE): holds"; !strings.Contains(got, w) {
+		t.Errorf("checks:\n%s\nlack %q", got, w)
+	}
+	// The same examples on both sides: one line with the sample size.
+	for i := 105; i < 110; i++ {
+		sem[i] = true
+	}
+	cells[3] = FTMLCell{Defense: "sem", Column: "pwws", Accuracy: 80, N: 10}
+	got = strings.Join(FTMLChecks(cells, []string{"pwws"}, kept), "\n")
+	// Differences: 0 0 0 1 1 -1 -1 -1 -1 -1, mean -0.3, mean square 0.7, sample variance 0.61·10/9, SE √(0.0678) = 26.0 points.
+	if w := "pwws: FTML 50.0 ≥ sem 80.0 (paired difference -30.0 ± 26.0 SE over 10): fails"; !strings.Contains(got, w) {
+		t.Errorf("checks:\n%s\nlack %q", got, w)
+	}
+}
+
+// --report prints the table from the cells there while another run holds
+// the table's lock, and computes and writes nothing: a missing cell stays
+// missing.
+func TestFTMLTableReport(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "tab")
+	writePairedCells(t, filepath.Join(out, "cnn"), 3)
+	unlock, err := checkpoint.LockDir(filepath.Join(out, "cnn"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	c := NewFTMLTable()
+	c.Dataset, c.Out, c.Defenses, c.Attacks, c.Seed = &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}, out,
+		[]string{"standard", "ftml", "sem"}, []string{"pwws"}, 3
+	rep, err := ReportFTMLTable(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stdout := rep.Markdown; !strings.Contains(stdout, pairedCheckLine) || !strings.Contains(stdout, "| standard | 2 ep batch 64, lr 0.001 | — | — |") {
+		t.Errorf("report:\n%s", rep.Markdown)
+	}
+	for _, f := range []string{"table.md", "table.json", "standard"} {
+		if _, err := os.Stat(filepath.Join(out, "cnn", f)); !os.IsNotExist(err) {
+			t.Errorf("--report wrote %s (%v)", f, err)
+		}
+	}
+}
