@@ -49,7 +49,7 @@ func benchVictim(b *testing.B) (Target, Resources, []Example) {
 	}
 	tg.Victim = m
 	w := m.Emb.W.Value
-	tab := &VectorTable{Label: "bench embedding table", Vocab: tg.Vocab, Dim: w.Shape[1], Data: w.Data}
+	tab := text.TableVectors("bench embedding table", tg.Vocab, w.Shape[1], w.Data)
 	// No word-embedding distance: on the random embedding table it would
 	// reject every substitute. The encoder is for hla only (textfooler's
 	// sentence-similarity threshold would reject most of them too).

@@ -112,7 +112,7 @@ func TestIGAReplacesSubstitutedPositions(t *testing.T) {
 
 func TestMeanVectorEncoderAndCosineDistance(t *testing.T) {
 	vocab, _ := text.NewVocab([]string{text.PadWord, text.UnkWord, "good", "fine", "bad", "movie"})
-	tab := &VectorTable{Label: "test", Vocab: vocab, Dim: 2, Data: []float32{0, 0, 0, 0, 1, 0, 0.9, 0.1, -1, 0, 0, 1}}
+	tab := text.TableVectors("test", vocab, 2, []float32{0, 0, 0, 0, 1, 0, 0.9, 0.1, -1, 0, 0, 1})
 	e := MeanVectorEncoder{Table: tab}
 	if s := e.Similarity([]string{"good", "movie"}, []string{"good", "movie"}); math.Abs(s-1) > 1e-9 {
 		t.Fatalf("identical: %g", s)
@@ -199,7 +199,7 @@ func TestNewRecipes(t *testing.T) {
 		}
 	}
 	rc, _ = LookupRecipe("textfooler")
-	c, err := rc.Build(ProtocolFLAT, Resources{Synonyms: syn, Encoder: bowEncoder{}, Tagger: lexicon.POSTagger{}, Distance: CosineDistance{Table: &VectorTable{Label: "t"}}})
+	c, err := rc.Build(ProtocolFLAT, Resources{Synonyms: syn, Encoder: bowEncoder{}, Tagger: lexicon.POSTagger{}, Distance: CosineDistance{Table: &text.Vectors{Name: "t"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,15 +92,14 @@ func LoadResources(need Needs, m *model.Model, files ResourceFiles) (Resources, 
 				return res, err
 			}
 		}
-		tab := TableFromVectors(name, v, vs)
-		res.Distance = CosineDistance{Table: tab}
-		res.Encoder = MeanVectorEncoder{Table: tab}
+		res.Distance = CosineDistance{Table: vs}
+		res.Encoder = MeanVectorEncoder{Table: vs}
 	} else if need.Encoder {
 		if m.Pieces != nil {
 			return res, &ResourceError{Resource: "encoder", Err: errors.New("hla on a transformer needs word vectors (its embedding table holds word pieces, not words)")}
 		}
 		w := m.Net.Emb.W.Value
-		res.Encoder = MeanVectorEncoder{Table: &VectorTable{Label: "model embedding table", Vocab: m.Vocab, Dim: w.Shape[1], Data: w.Data}}
+		res.Encoder = MeanVectorEncoder{Table: text.TableVectors("model embedding table", m.Vocab, w.Shape[1], w.Data)}
 	}
 	if need.Tagger {
 		wn, err := lexicon.OpenWordNet(files.WordNet)

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/textarmor/textarmor/checkpoint"
 	"io"
 	"maps"
 	"os"
@@ -14,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/textarmor/textarmor/checkpoint"
 
 	"github.com/textarmor/textarmor/internal/progress"
 	"github.com/textarmor/textarmor/tensor"

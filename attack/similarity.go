@@ -9,49 +9,16 @@ import (
 	"github.com/textarmor/textarmor/text"
 )
 
-// VectorTable is a word-vector lookup: rows of Dim values indexed by the ids
-// of Vocab (a text.Vectors file restricted to a vocabulary, or a model's
-// embedding table). Words without a vector (Missing[id], or out of
-// vocabulary) contribute nothing.
-type VectorTable struct {
-	Label   string // for names and deviations, e.g. "counter-fitted vectors"
-	Vocab   *text.Vocab
-	Dim     int
-	Data    []float32 // Vocab.Len() × Dim, row-major
-	Missing []bool    // optional: rows to treat as absent
-}
-
-// TableFromVectors wraps vectors loaded with text.LoadVectors.
-func TableFromVectors(label string, v *text.Vocab, vs *text.Vectors) *VectorTable {
-	miss := make([]bool, len(vs.Found))
-	for i, f := range vs.Found {
-		miss[i] = !f
-	}
-	return &VectorTable{Label: label, Vocab: v, Dim: vs.Dim, Data: vs.Data, Missing: miss}
-}
-
-// row returns the vector of word w, or nil.
-func (t *VectorTable) row(w string) []float32 {
-	id := t.Vocab.ID(w)
-	if id == text.PadID || id == text.UnkID || int(id) < 0 || (int(id)+1)*t.Dim > len(t.Data) {
-		return nil
-	}
-	if t.Missing != nil && int(id) < len(t.Missing) && t.Missing[id] {
-		return nil
-	}
-	return t.Data[int(id)*t.Dim : (int(id)+1)*t.Dim]
-}
-
 // MeanVectorEncoder is the documented stand-in for the Universal Sentence
 // Encoder: a text is the mean of its words' vectors and two texts are
 // compared by cosine similarity. It is NOT USE: it ignores word order and
 // its scale differs (synonym swaps in counter-fitted space keep it close to
 // 1), so thresholds calibrated for USE (TextFooler's 0.8408, BAE's 0.9363)
 // do not carry over. Every recipe that uses it says so in its Deviations.
-type MeanVectorEncoder struct{ Table *VectorTable }
+type MeanVectorEncoder struct{ Table *text.Vectors }
 
 // Name implements SentenceEncoder.
-func (e MeanVectorEncoder) Name() string { return "mean-word-vector-cosine(" + e.Table.Label + ")" }
+func (e MeanVectorEncoder) Name() string { return "mean-word-vector-cosine(" + e.Table.Name + ")" }
 
 // Similarity implements SentenceEncoder. Two texts with no known word are
 // identical (1) when their words are equal and unrelated (0) otherwise.
@@ -71,7 +38,7 @@ func (e MeanVectorEncoder) mean(words []string) ([]float64, int) {
 	m := make([]float64, e.Table.Dim)
 	n := 0
 	for _, w := range words {
-		r := e.Table.row(w)
+		r := e.Table.Lookup(w)
 		if r == nil {
 			continue
 		}
@@ -100,17 +67,17 @@ func cosine64(a, b []float64) float64 {
 // WordEmbeddingDistance{Max: 0.5} keeps substitutes with cosine ≥ 0.5
 // (TextFooler's min_cos_sim on counter-fitted vectors). Words without a
 // vector are reported as not ok (rejected).
-type CosineDistance struct{ Table *VectorTable }
+type CosineDistance struct{ Table *text.Vectors }
 
 // Name implements WordDistance.
-func (d CosineDistance) Name() string { return "1-cosine(" + d.Table.Label + ")" }
+func (d CosineDistance) Name() string { return "1-cosine(" + d.Table.Name + ")" }
 
 // Distance implements WordDistance.
 func (d CosineDistance) Distance(a, b string) (float64, bool) {
 	if a == b {
 		return 0, true
 	}
-	ra, rb := d.Table.row(a), d.Table.row(b)
+	ra, rb := d.Table.Lookup(a), d.Table.Lookup(b)
 	if ra == nil || rb == nil {
 		return 0, false
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
@@ -185,14 +186,14 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 		var flatKept map[int]bool
 		if okF {
 			var err error
-			if flatKept, err = KeptByIndex(filepath.Join(ft.out, "flat", a+".csv")); err != nil {
+			if flatKept, err = attack.KeptByIndex(filepath.Join(ft.out, "flat", a+".csv")); err != nil {
 				return nil, err
 			}
 		}
 		for _, other := range []string{"base", "adv"} {
 			if o, ok := has(other, "aa/"+a); ok && okF {
 				diff := noise("aa/"+a, other, 1)
-				otherKept, err := KeptByIndex(filepath.Join(ft.out, other, a+".csv"))
+				otherKept, err := attack.KeptByIndex(filepath.Join(ft.out, other, a+".csv"))
 				if err != nil {
 					return nil, err
 				}
@@ -272,7 +273,7 @@ func (ft *flatRun) keptCell(row, recipe string) (map[int]bool, int, error) {
 	if err != nil || !ok {
 		return nil, 0, err
 	}
-	kept, err := KeptByIndex(filepath.Join(ft.out, row, recipe+".csv"))
+	kept, err := attack.KeptByIndex(filepath.Join(ft.out, row, recipe+".csv"))
 	return kept, c.N, err
 }
 
@@ -349,7 +350,7 @@ func (ft *flatRun) roundsSection() (string, error) {
 				if tr.BestRound != nil && *tr.BestRound == r {
 					aa.cells[r] += " *"
 				}
-				kept, err := KeptByIndex(filepath.Join(ft.out, row, name+".csv"))
+				kept, err := attack.KeptByIndex(filepath.Join(ft.out, row, name+".csv"))
 				if err != nil {
 					return "", err
 				}

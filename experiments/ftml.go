@@ -490,13 +490,14 @@ func (r *ftmlRun) attack(ctx context.Context, m *model.Model, def, recipe string
 	if encoder {
 		// The USE stand-in: mean word-vector cosine over Vectors, else
 		// over the attacked model's own embedding table.
-		tab := &attack.VectorTable{Label: "model embedding table", Vocab: m.Vocab, Dim: m.Net.Emb.W.Value.Shape[1], Data: m.Net.Emb.W.Value.Data}
+		w := m.Net.Emb.W.Value
+		tab := text.TableVectors("model embedding table", m.Vocab, w.Shape[1], w.Data)
 		if r.Vectors != "" {
 			vs, err := text.LoadVectors(r.Vectors, m.Vocab)
 			if err != nil {
 				return FTMLCell{}, fmt.Errorf("--vectors: %w", err)
 			}
-			tab = attack.TableFromVectors(baseName(r.Vectors), m.Vocab, vs)
+			tab = vs
 		}
 		res.Encoder = attack.MeanVectorEncoder{Table: tab}
 	}

@@ -88,24 +88,7 @@ func WriteJSON(path string, v any) error {
 // whether the example kept its label (result Failed). A missing file
 // gives nil.
 func (t *Table) Kept(row, name string) (map[int]bool, error) {
-	return KeptByIndex(t.Path(row, name+".csv"))
-}
-
-// KeptByIndex reads an attack results file: for each example index, whether
-// the example kept its label (result Failed). A missing file gives nil.
-func KeptByIndex(path string) (map[int]bool, error) {
-	rs, _, err := attack.ReadCSV(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	kept := make(map[int]bool, len(rs))
-	for _, r := range rs {
-		kept[r.Index] = r.Type == attack.Failed
-	}
-	return kept, nil
+	return attack.KeptByIndex(t.Path(row, name+".csv"))
 }
 
 // ClaimCells records which model the cells BASE.csv and BASE*.json of a

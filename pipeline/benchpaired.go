@@ -1,9 +1,7 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
-	"os"
 
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/metrics"
@@ -26,7 +24,7 @@ type PairedReport struct {
 func BenchPaired(a, b string) (*PairedReport, error) {
 	var kept [2]map[int]bool
 	for i, path := range []string{a, b} {
-		k, err := keptByExample(path)
+		k, err := attack.KeptByIndex(path)
 		if err != nil {
 			return nil, err
 		}
@@ -40,21 +38,4 @@ func BenchPaired(a, b string) (*PairedReport, error) {
 		return nil, fmt.Errorf("bench paired: %s and %s share no test example index", a, b)
 	}
 	return &PairedReport{Paired: p, OnlyA: len(kept[0]) - p.N, OnlyB: len(kept[1]) - p.N}, nil
-}
-
-// keptByExample reads an attack results file: for each test index, whether
-// that example kept its label (result Failed). A missing file gives nil.
-func keptByExample(path string) (map[int]bool, error) {
-	rs, _, err := attack.ReadCSV(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	kept := make(map[int]bool, len(rs))
-	for _, r := range rs {
-		kept[r.Index] = r.Type == attack.Failed
-	}
-	return kept, nil
 }

@@ -1,7 +1,6 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -63,30 +62,8 @@ func (c *TrainConfig) roundsAttack(rc attack.Recipe, m *model.Model, out string,
 		wn = lexicon.DefaultWordNetDir()
 	}
 	need := rc.Needs(attack.ProtocolFLAT)
-	res, err := attack.LoadResources(need, m, attack.ResourceFiles{Synonyms: c.Defense.Synonyms, WordNet: wn, Vectors: r.Vectors,
-		NearestK: need.NearestK, NearestCos: need.NearestCos, CacheDir: filepath.Dir(out), Log: log,
-		DefaultSynonyms: func() (string, error) { return DefaultSynonyms(c.Data.Dir) }})
-	var re *attack.ResourceError
-	if errors.As(err, &re) {
-		switch {
-		case re.Resource == "wordnet":
-			return nil, fmt.Errorf("%s needs WordNet: %w (give --wordnet DIR, or use --protocol ftml)", rc.Name, re.Err)
-		case re.Resource == "synonyms" && !re.Empty:
-			return nil, fmt.Errorf("%w (give --synonyms PATH or --data DIR)", err)
-		case re.Resource == "vectors", re.Resource == "lm":
-			return nil, fmt.Errorf("--%w", err)
-		case re.Resource == "encoder":
-			return nil, configErrorf("%v (give --vectors)", re.Err)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	cfg, err := rc.Build(attack.ProtocolFLAT, res)
-	if err != nil {
-		return nil, &ConfigError{err}
-	}
-	return cfg, nil
+	return BuildRecipe(rc, attack.ProtocolFLAT, m, AttackResources{Synonyms: c.Defense.Synonyms, DataDir: c.Data.Dir, WordNet: wn,
+		Vectors: r.Vectors, Nearest: NearestConfig{K: need.NearestK, Cos: need.NearestCos}, CacheDir: filepath.Dir(out), Log: log})
 }
 
 // runRounds builds the attacker and runs the rounds; opt.Epochs is the

@@ -9,15 +9,25 @@ import (
 	"math"
 	"math/rand"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/textarmor/textarmor/internal/quote"
 )
 
-// Vectors holds pre-trained vectors for the words of one Vocab.
+// Vectors holds word vectors for the words of one Vocab: vectors read from
+// a file (LoadVectors) or a model's embedding table (TableVectors). It is
+// textarmor's one word-vector lookup: embeddings start from it, attacks
+// measure word and sentence similarity with it, neighbour sets are built
+// from it. (wordvec.Vectors are a trainer's output, with corpus counts.)
 type Vectors struct {
-	Dim int
+	// Name says what the vectors are, for messages and recorded
+	// deviations ("counter-fitted.vec", "model embedding table").
+	Name string
+	// Vocab is the vocabulary whose ids index the rows.
+	Vocab *Vocab
+	Dim   int
 	// Data is Vocab.Len() rows of Dim values, row-major; row i belongs to
 	// id i. Rows of words not found in the file are zero.
 	Data []float32
@@ -31,6 +41,29 @@ type Vectors struct {
 // is out of range.
 func (vs *Vectors) Row(id int32) []float32 {
 	if id < 0 || int(id) >= len(vs.Found) {
+		return nil
+	}
+	return vs.Data[int(id)*vs.Dim : (int(id)+1)*vs.Dim]
+}
+
+// TableVectors wraps an embedding table (vocab.Len() rows of dim values,
+// not copied) as Vectors, every row present.
+func TableVectors(name string, vocab *Vocab, dim int, data []float32) *Vectors {
+	found := make([]bool, len(data)/max(dim, 1))
+	for i := range found {
+		found[i] = true
+	}
+	return &Vectors{Name: name, Vocab: vocab, Dim: dim, Data: data, Found: found, NumFound: len(found)}
+}
+
+// Lookup returns the vector of word (a slice of Data), or nil when the
+// vocabulary does not know it, it is <pad> or <unk>, or it has no vector.
+func (vs *Vectors) Lookup(word string) []float32 {
+	if vs.Vocab == nil {
+		return nil
+	}
+	id := vs.Vocab.ID(word)
+	if id == PadID || id == UnkID || id < 0 || int(id) >= len(vs.Found) || !vs.Found[id] || (int(id)+1)*vs.Dim > len(vs.Data) {
 		return nil
 	}
 	return vs.Data[int(id)*vs.Dim : (int(id)+1)*vs.Dim]
@@ -138,7 +171,7 @@ const maxVectorTable = 1 << 30
 
 func readVectors(r io.Reader, path string, vocab *Vocab) (*Vectors, error) {
 	n := vocab.Len()
-	vs := &Vectors{Found: make([]bool, n)}
+	vs := &Vectors{Name: filepath.Base(path), Vocab: vocab, Found: make([]bool, n)}
 	match := make([]uint8, n)
 	dim, err := scanVectors(r, path, func(lineNo int, word string, vals []string) error {
 		id, kind := int32(-1), matchNone
