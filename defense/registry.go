@@ -39,8 +39,8 @@ func Defenses() []Defense {
 		{Name: "atfl", Summary: "adversarial training with fast gradient projection substitutions (Wang et al. 2021)", Synonyms: true, FlagPrefix: "atfl-"},
 		{Name: "ascc", Summary: "adversarial sparse convex combinations of synonym embeddings (Dong et al. 2021)", Synonyms: true, FlagPrefix: "ascc-"},
 		{Name: "ibp", Summary: "interval bound propagation over synonym boxes, certified (Jia et al. 2019)", Synonyms: true, FlagPrefix: "ibp-"},
-		{Name: "flat", Summary: "FLAT (seed 004): variational word masks trained in attack rounds", Rounds: true, LR: 0.005}, // FLAT spec §5
-		{Name: "adv", Summary: "adversarial training in attack rounds, cross-entropy", Rounds: true, LR: 0.01},               // FLAT spec §5
+		{Name: "flat", Summary: "FLAT (seed 004): variational word masks trained in attack rounds", Rounds: true, LR: 0.005, FlagPrefix: "flat-"}, // FLAT spec §5
+		{Name: "adv", Summary: "adversarial training in attack rounds, cross-entropy", Rounds: true, LR: 0.01},                                    // FLAT spec §5
 	}
 }
 

@@ -421,7 +421,7 @@ func (ft *flatRun) evaluateRounds(ctx context.Context, row string) error {
 		return err
 	}
 	if len(rounds) == 0 {
-		ft.t.logf("%s: --by-round: no round models kept (train the row with --train-args --keep-rounds)", row)
+		ft.t.logf("%s: --by-round: no round models kept (train the row with --train-args --round-keep)", row)
 	}
 	for _, r := range rounds {
 		for _, a := range ft.attacks {

@@ -150,12 +150,12 @@ func (d *DefenseConfig) Check() error {
 		Rule{isFinite(s.IBPKappa) && s.IBPKappa >= 0 && s.IBPKappa <= 1, "ibp-kappa", s.IBPKappa, "in [0, 1]"},
 		Rule{isFinite(s.IBPEps) && s.IBPEps >= 0, "ibp-eps", s.IBPEps, "a number ≥ 0"},
 		Rule{d.IBPRampEpochs >= -1, "ibp-ramp-epochs", d.IBPRampEpochs, "≥ 0 (-1, the default, = the first 2/3 of --epochs)"},
-		Rule{isFinite(r.Beta) && r.Beta >= 0, "beta", r.Beta, "a number ≥ 0"},
-		Rule{isFinite(r.Gamma) && r.Gamma >= 0, "gamma", r.Gamma, "a number ≥ 0"},
+		Rule{isFinite(r.Beta) && r.Beta >= 0, "flat-beta", r.Beta, "a number ≥ 0"},
+		Rule{isFinite(r.Gamma) && r.Gamma >= 0, "flat-gamma", r.Gamma, "a number ≥ 0"},
 		Rule{r.Rounds >= 1, "rounds", r.Rounds, "at least 1"},
 		Rule{r.RoundEpochs >= 1, "round-epochs", r.RoundEpochs, "at least 1"},
-		Rule{r.PerRound >= 0, "adv-per-round", r.PerRound, "≥ 0 (0 = all)"},
-		workersRule("attack-workers", r.Workers),
+		Rule{r.PerRound >= 0, "round-examples", r.PerRound, "≥ 0 (0 = all)"},
+		workersRule("round-workers", r.Workers),
 		Rule{d.GroupMask.Groups >= 0 && d.GroupMask.Groups <= maxGroups, "group-mask", d.GroupMask.Groups, fmt.Sprintf("in [0, %d] (0 = off)", maxGroups)},
 	); err != nil {
 		return err
@@ -177,7 +177,7 @@ func (d *DefenseConfig) Check() error {
 		return configErrorf("--ibp-hull: %v", err)
 	}
 	if _, err := nn.ParseEntropyReduction(string(r.Entropy)); err != nil {
-		return configErrorf("--entropy-reduction: %w", err)
+		return configErrorf("--flat-entropy-reduction: %w", err)
 	}
 	if def.Synonyms { // what defense.NewObjective will check, should a rule above be missing
 		if err := s.Validate(); err != nil {
@@ -185,7 +185,7 @@ func (d *DefenseConfig) Check() error {
 		}
 	}
 	if def.Rounds && r.Attack != "textfooler" && r.Attack != "pwws" {
-		return configErrorf("--attack %q: want textfooler or pwws", r.Attack)
+		return configErrorf("--round-attack %q: want textfooler or pwws", r.Attack)
 	}
 	return nil
 }

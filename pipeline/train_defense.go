@@ -74,7 +74,7 @@ func (d *DefenseConfig) Objective(m *model.Model, dataDir string, log io.Writer)
 		}
 		o.ProbInputs = d.ProbInputs
 		if o.Entropy, err = nn.ParseEntropyReduction(string(d.Rounds.Entropy)); err != nil {
-			return nil, configErrorf("--entropy-reduction: %w", err)
+			return nil, configErrorf("--flat-entropy-reduction: %w", err)
 		}
 		return o, nil
 	}

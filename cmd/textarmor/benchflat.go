@@ -36,7 +36,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.Synonyms, "synonyms", "", "counter-fitted neighbour JSON for the attacks (default: under --data)")
 	fs.StringVar(&c.WordNet, "wordnet", "", "WordNet dict directory for the attacks (default: the system's)")
 	fs.Var(&use, "use", "ROW=DIR: take a row's model from DIR (trained elsewhere, e.g. with textarmor train) instead of training it; repeatable")
-	fs.BoolVar(&c.ByRound, "by-round", false, "also attack each round's best-dev model of the adv and FLAT rows (ROW/model.roundR, kept by --train-args --keep-rounds) with every --attacks on the same examples, and print their AA by round (no interpretations)")
+	fs.BoolVar(&c.ByRound, "by-round", false, "also attack each round's best-dev model of the adv and FLAT rows (ROW/model.roundR, kept by --train-args --round-keep) with every --attacks on the same examples, and print their AA by round (no interpretations)")
 	fs.BoolVar(&report, "report", false, "print the table and its checks from the cells already there, training, attacking and writing nothing (safe beside a running block)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
@@ -101,7 +101,7 @@ func rowTakes(row, name string) bool {
 	case "base":
 		return !slices.Contains(flatOnly, name)
 	case "adv":
-		return name != "beta" && name != "gamma" && name != "entropy-reduction"
+		return !strings.HasPrefix(name, "flat-")
 	}
 	return true
 }

@@ -36,7 +36,7 @@ func flatTableFixture(t *testing.T) (dir, tr, dv, te, syn string) {
 func TestBenchFLATTable(t *testing.T) {
 	dir, tr, dv, te, syn := flatTableFixture(t)
 	out := filepath.Join(dir, "table")
-	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 1 --round-epochs 1 --adv-per-round 40 --batch 32"
+	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 1 --round-epochs 1 --round-examples 40 --batch 32"
 	args := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
 		"--wordnet", filepath.Join(dir, "no-wordnet"), "--model", "cnn", "--attack", "textfooler", "--max-len", "30",
 		"--explain", "ig,lime", "--workers", "2", "--flat-lr", "0.01", "--out", out, "--train-args", small}
@@ -281,7 +281,7 @@ func TestFlatTableIMDBDefaultN(t *testing.T) {
 func TestBenchFLATTableByRound(t *testing.T) {
 	dir, tr, dv, te, syn := flatTableFixture(t)
 	out := filepath.Join(dir, "table")
-	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 2 --round-epochs 1 --adv-per-round 40 --batch 32 --keep-rounds"
+	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 2 --round-epochs 1 --round-examples 40 --batch 32 --round-keep"
 	args := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
 		"--wordnet", filepath.Join(dir, "no-wordnet"), "--model", "cnn", "--attack", "textfooler", "--max-len", "30",
 		"--explain", "none", "--rows", "base,adv,flat", "--workers", "2", "--flat-lr", "0.01", "--out", out, "--train-args", small, "--by-round"}

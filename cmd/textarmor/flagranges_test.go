@@ -65,12 +65,12 @@ func TestTrainFlagRanges(t *testing.T) {
 		{def("ibp", "--ibp-eps", "-1"), "--ibp-eps -1"},
 		{def("ibp", "--ibp-ramp-epochs", "-2"), "--ibp-ramp-epochs -2"},
 		// FLAT and adversarial training rounds.
-		{def("flat", "--beta", "-1"), "--beta -1"},
-		{def("flat", "--gamma", "-0.1"), "--gamma -0.1"},
+		{def("flat", "--flat-beta", "-1"), "--flat-beta -1"},
+		{def("flat", "--flat-gamma", "-0.1"), "--flat-gamma -0.1"},
 		{def("adv", "--rounds", "0"), "--rounds 0"},
 		{def("adv", "--round-epochs", "0"), "--round-epochs 0"},
-		{def("flat", "--adv-per-round", "-1"), "--adv-per-round -1"},
-		{def("adv", "--attack-workers", "0"), "--attack-workers 0"},
+		{def("flat", "--round-examples", "-1"), "--round-examples -1"},
+		{def("adv", "--round-workers", "0"), "--round-workers 0"},
 		// The group-mask baseline.
 		{def("standard", "--group-mask", "10000001"), "--group-mask 10000001"},
 	})

@@ -51,8 +51,9 @@ func flagGroups(cmd string) []flagGroup {
 			func(n string) bool { return strings.HasPrefix(n, d.FlagPrefix) }})
 	}
 	return append(g,
-		flagGroup{"FLAT and adversarial rounds (--defense flat, adv)", nameIn("attack", "beta", "gamma", "entropy-reduction",
-			"rounds", "round-epochs", "adv-per-round", "attack-workers", "wordnet", "keep-rounds", "prob-inputs-to-ce", "vectors")},
+		flagGroup{"Attack rounds (--defense flat, adv)", func(n string) bool {
+			return n == "rounds" || strings.HasPrefix(n, "round-") || slices.Contains([]string{"wordnet", "vectors", "prob-inputs-to-ce"}, n)
+		}},
 		flagGroup{"Group mask (FLAT's trivial baseline)", nameIn("group-mask", "group-vectors")},
 		output,
 	)
@@ -66,7 +67,11 @@ const groupedHelpMin = 16
 // grouped when there are many.
 func printFlags(w io.Writer, cmd string, fs *flag.FlagSet) {
 	var all []*flag.Flag
-	fs.VisitAll(func(f *flag.Flag) { all = append(all, f) })
+	fs.VisitAll(func(f *flag.Flag) {
+		if f.Usage != "" { // an old name kept working (renamedFlags)
+			all = append(all, f)
+		}
+	})
 	if len(all) < groupedHelpMin {
 		fmt.Fprintln(w, "Flags:")
 		for _, f := range all {

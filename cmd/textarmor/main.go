@@ -164,6 +164,9 @@ func parse(fs *flag.FlagSet, args []string) error {
 	}
 	var bad error
 	fs.Visit(func(f *flag.Flag) {
+		if name, ok := renamedFlags[f.Name]; ok && f.Usage == "" {
+			fmt.Fprintf(fs.Output(), "note: --%s is now --%s\n", f.Name, name)
+		}
 		g, ok := f.Value.(flag.Getter)
 		if !ok || bad != nil {
 			return

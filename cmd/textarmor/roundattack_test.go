@@ -18,9 +18,9 @@ func TestRoundAttackResumes(t *testing.T) {
 	dir, tr, dv, syn := sentimentFiles(t)
 	args := func(out string, extra ...string) []string {
 		return append([]string{"train", "--defense", "flat", "--out", out, "--train", tr, "--dev", dv, "--model", "cnn",
-			"--embed-dim", "16", "--filters", "8", "--epochs", "2", "--rounds", "2", "--round-epochs", "1", "--adv-per-round", "60",
-			"--batch", "32", "--attack", "textfooler", "--synonyms", syn, "--wordnet", filepath.Join(dir, "no-wordnet"),
-			"--attack-workers", "2", "--quiet"}, extra...)
+			"--embed-dim", "16", "--filters", "8", "--epochs", "2", "--rounds", "2", "--round-epochs", "1", "--round-examples", "60",
+			"--batch", "32", "--round-attack", "textfooler", "--synonyms", syn, "--wordnet", filepath.Join(dir, "no-wordnet"),
+			"--round-workers", "2", "--quiet"}, extra...)
 	}
 	defer func() { roundAttackStop = nil }()
 

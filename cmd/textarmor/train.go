@@ -234,6 +234,7 @@ func (d *defenseFlags) check(fs *flag.FlagSet) error {
 	}
 	var err error
 	fs.Visit(func(f *flag.Flag) {
+		flagName := canonicalFlag(f.Name)
 		shared := f.Name == "synonyms" || strings.HasPrefix(f.Name, "ftml-")
 		switch {
 		case err != nil:
@@ -246,8 +247,8 @@ func (d *defenseFlags) check(fs *flag.FlagSet) error {
 		case strings.HasPrefix(f.Name, "ftml-") && name != "ftml" && name != "cml":
 			err = usageError{fmt.Errorf("--%s needs --defense ftml or cml", f.Name)}
 		default:
-			if err = d.bl.checkFlag(f.Name, name); err == nil {
-				if err = d.fl.checkFlag(f.Name, name); err == nil {
+			if err = d.bl.checkFlag(flagName, name); err == nil {
+				if err = d.fl.checkFlag(flagName, name); err == nil {
 					err = checkGroupFlag(f.Name, name)
 				}
 			}

@@ -32,10 +32,10 @@ var overlayFields = map[string][]string{
 	"ascc-lr": {"Defense.Settings.ASCCLR"}, "ascc-entropy": {"Defense.Settings.ASCCEntropy"}, "ascc-beta": {"Defense.Settings.ASCCBeta"},
 	"ibp-kappa": {"Defense.Settings.IBPKappa"}, "ibp-eps": {"Defense.Settings.IBPEps"}, "ibp-hull": {"Defense.Settings.IBPHull"},
 	"ibp-ramp-epochs": {"Defense.IBPRampEpochs"}, "prob-inputs-to-ce": {"Defense.ProbInputs"},
-	"beta": {"Defense.Rounds.Beta"}, "gamma": {"Defense.Rounds.Gamma"}, "entropy-reduction": {"Defense.Rounds.Entropy"},
-	"rounds": {"Defense.Rounds.Rounds"}, "round-epochs": {"Defense.Rounds.RoundEpochs"}, "adv-per-round": {"Defense.Rounds.PerRound"},
-	"attack-workers": {"Defense.Rounds.Workers"}, "wordnet": {"Defense.Rounds.WordNet"}, "vectors": {"Defense.Rounds.Vectors"},
-	"keep-rounds": {"Defense.Rounds.KeepRounds"}, "group-mask": {"Defense.GroupMask.Groups"},
+	"flat-beta": {"Defense.Rounds.Beta"}, "flat-gamma": {"Defense.Rounds.Gamma"}, "flat-entropy-reduction": {"Defense.Rounds.Entropy"},
+	"rounds": {"Defense.Rounds.Rounds"}, "round-epochs": {"Defense.Rounds.RoundEpochs"}, "round-examples": {"Defense.Rounds.PerRound"},
+	"round-workers": {"Defense.Rounds.Workers"}, "wordnet": {"Defense.Rounds.WordNet"}, "vectors": {"Defense.Rounds.Vectors"},
+	"round-keep": {"Defense.Rounds.KeepRounds"}, "group-mask": {"Defense.GroupMask.Groups"},
 	"group-vectors": {"Defense.GroupMask.Vectors"},
 }
 
@@ -54,12 +54,13 @@ func trainOverlay(what string, args []string) (func(c *pipeline.TrainConfig, kee
 	var names []string
 	var bad error
 	fs.Visit(func(f *flag.Flag) {
-		switch _, ok := overlayFields[f.Name]; {
+		name := canonicalFlag(f.Name)
+		switch _, ok := overlayFields[name]; {
 		case bad != nil:
 		case !ok:
 			bad = usageError{fmt.Errorf("%s: --%s is the table's own setting, not a row's", what, f.Name)}
 		}
-		names = append(names, f.Name)
+		names = append(names, name)
 	})
 	if bad != nil {
 		return nil, nil, bad

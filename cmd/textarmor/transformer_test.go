@@ -115,8 +115,8 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 	// transformer.
 	advOut := filepath.Join(dir, "adv")
 	code, stdout, stderr = runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "transformer", "--init", hf, "--defense", "adv",
-		"--epochs", "2", "--lr", "3e-3", "--batch", "16", "--rounds", "1", "--round-epochs", "1", "--adv-per-round", "40",
-		"--synonyms", syn, "--wordnet", filepath.Join(dir, "no-wordnet"), "--attack-workers", "2", "--out", advOut, "--quiet")
+		"--epochs", "2", "--lr", "3e-3", "--batch", "16", "--rounds", "1", "--round-epochs", "1", "--round-examples", "40",
+		"--synonyms", syn, "--wordnet", filepath.Join(dir, "no-wordnet"), "--round-workers", "2", "--out", advOut, "--quiet")
 	if code != 0 {
 		t.Fatalf("train --init --defense adv: exit %d: %s", code, stderr)
 	}
