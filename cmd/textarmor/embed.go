@@ -34,11 +34,8 @@ func runEmbed(args []string, stdout, stderr io.Writer) error {
 	case len(args) == 0 || !strings.HasPrefix(args[0], "-"):
 		return usageError{fmt.Errorf("want a subcommand: 'embed stats --model DIR', 'embed train --dataset NAME --out FILE' or 'embed counterfit --vectors FILE --out FILE'")}
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}
 	r, err := pipeline.EmbedStats(context.Background(), c)
 	if err != nil {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/textarmor/textarmor/pipeline"
@@ -37,11 +36,8 @@ func runEmbedCounterfit(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.MaxVSP, "max-vsp", o.MaxVSP, "at most this many preservation neighbours per word, the nearest (0 = all within rho, the paper)")
 	fs.IntVar(&o.Iters, "iters", o.Iters, "full-batch update steps")
 	fs.BoolVar(&asJSON, "json", false, "print a one-line JSON summary on stdout")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}
 	c.Synonyms, c.Antonyms, c.Log = splitList(synList), splitList(antList), stderr
 	r, err := pipeline.Counterfit(context.Background(), c)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"strings"
 
@@ -48,11 +47,8 @@ func runEmbedTrain(args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&o.Seed, "seed", o.Seed, "random seed: the same seed, data and flags give the same vectors")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "shards trained in parallel (deterministic; the vectors depend on this number, not on the machine)")
 	fs.BoolVar(&asJSON, "json", false, "print a one-line JSON summary on stdout")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}
 	c.Corpus.Datasets, c.Log = datasetList(names), stderr
 	r, err := pipeline.TrainEmbeddings(context.Background(), c)

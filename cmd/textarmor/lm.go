@@ -33,11 +33,8 @@ func runLM(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.Options.MinCount, "min-count", c.Options.MinCount, "words seen fewer times become <unk>")
 	fs.StringVar(&c.Options.Label, "label", "", "corpus name shown in attack descriptions (default: the dataset names or the corpus file)")
 	fs.BoolVar(&asJSON, "json", false, "print a one-line JSON summary on stdout")
-	if err := parse(fs, args); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected arguments %q", fs.Args())}
 	}
 	c.Corpus.Datasets, c.Log = datasetList(names), stderr
 	r, err := pipeline.TrainLM(context.Background(), c)
