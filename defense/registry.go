@@ -27,6 +27,9 @@ type Defense struct {
 	// LR is the learning rate its spec trains with when none is given (0:
 	// the trainer's default).
 	LR float64
+	// Embedding: the objective perturbs the encoder's input embeddings
+	// (AdvText); it needs no synonym table.
+	Embedding bool
 }
 
 // Defenses lists every defense, standard training first.
@@ -39,6 +42,9 @@ func Defenses() []Defense {
 		{Name: "atfl", Summary: "adversarial training with fast gradient projection substitutions (Wang et al. 2021)", Synonyms: true, FlagPrefix: "atfl-"},
 		{Name: "ascc", Summary: "adversarial sparse convex combinations of synonym embeddings (Dong et al. 2021)", Synonyms: true, FlagPrefix: "ascc-"},
 		{Name: "ibp", Summary: "interval bound propagation over synonym boxes, certified (Jia et al. 2019)", Synonyms: true, FlagPrefix: "ibp-"},
+		{Name: "advt", Summary: "AdvT-Text: adversarial training on a normalised-gradient perturbation of the embeddings (Miyato et al. 2017)", FlagPrefix: "advt-", Embedding: true},
+		{Name: "iadvt", Summary: "iAdvT-Text: the perturbation in the span of directions towards each word's nearest words (Sato et al. 2018)", FlagPrefix: "iadvt-", Embedding: true},
+		{Name: "spgd", Summary: "SPGD (seed 003): sparse perturbations projected towards one neighbouring word each (Barham and Feizi 2019)", FlagPrefix: "spgd-", Embedding: true},
 		{Name: "flat", Summary: "FLAT (seed 004): variational word masks trained in attack rounds", Rounds: true, LR: 0.005, FlagPrefix: "flat-"}, // FLAT spec §5
 		{Name: "adv", Summary: "adversarial training in attack rounds, cross-entropy", Rounds: true, LR: 0.01},                                    // FLAT spec §5
 	}
@@ -89,6 +95,8 @@ type Settings struct {
 	// IBP's final κ and ε, and where the synonym boxes are taken.
 	IBPKappa, IBPEps float64
 	IBPHull          Hull
+	// AdvT, IAdvT and SPGD are the embedding-space methods' settings.
+	AdvT, IAdvT, SPGD AdvTextConfig
 }
 
 // DefaultSettings returns the specs' defaults.
@@ -97,7 +105,8 @@ func DefaultSettings() Settings {
 	return Settings{K: f.K, Norm: f.P, Squared: f.Squared, Alpha: f.Alpha, Beta: f.Beta, CEUpdatesEmbedding: f.CEUpdatesEmbedding,
 		CMLTau: 20, SEMK: 4, ATFLSteps: NewATFL(nil).MaxSteps,
 		ASCCSteps: a.Steps, ASCCLR: a.LR, ASCCEntropy: a.EntropyWeight, ASCCBeta: a.Beta,
-		IBPKappa: i.KappaMax, IBPEps: i.EpsMax, IBPHull: HullEmbedding}
+		IBPKappa: i.KappaMax, IBPEps: i.EpsMax, IBPHull: HullEmbedding,
+		AdvT: DefaultAdvText(MethodAdvT), IAdvT: DefaultAdvText(MethodIAdvT), SPGD: DefaultAdvText(MethodSPGD)}
 }
 
 // ftmlConfig is FTML's and CML's configuration of s over syn.
@@ -125,6 +134,11 @@ func (s Settings) Validate() error {
 	case !finite(s.IBPKappa) || s.IBPKappa < 0 || s.IBPKappa > 1 || !finite(s.IBPEps) || s.IBPEps < 0:
 		return fmt.Errorf("defense: ibp kappa %g must be in [0, 1], eps %g ≥ 0", s.IBPKappa, s.IBPEps)
 	}
+	for _, c := range []AdvTextConfig{s.AdvT, s.IAdvT, s.SPGD} {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+	}
 	_, err := ParseHull(string(s.IBPHull))
 	return err
 }
@@ -132,11 +146,18 @@ func (s Settings) Validate() error {
 // NewObjective builds the training objective of the synonym-based defense
 // name (Defense.Synonyms) with settings s over the synonym table syn;
 // table is the model's initial embedding table, from which FTML and CML
-// measure α0 when s.Alpha is 0.
+// measure α0 when s.Alpha is 0. An embedding-space defense
+// (Defense.Embedding) needs neither: its settings are s's AdvT, IAdvT or
+// SPGD.
 func NewObjective(name string, s Settings, syn *SynonymTable, table *tensor.Tensor) (train.Objective, error) {
 	d, err := Lookup(name)
 	if err != nil {
 		return nil, err
+	}
+	if d.Embedding {
+		c := map[string]AdvTextConfig{MethodAdvT: s.AdvT, MethodIAdvT: s.IAdvT, MethodSPGD: s.SPGD}[name]
+		c.Method = name
+		return NewAdvText(c)
 	}
 	if !d.Synonyms {
 		return nil, fmt.Errorf("defense %s is not built over a synonym table (standard: train.Standard; flat, adv: attack rounds)", name)

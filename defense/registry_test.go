@@ -10,9 +10,10 @@ import (
 	"github.com/textarmor/textarmor/tensor"
 )
 
-// TestRegistryBuildsEveryObjective: every synonym-based defense of the
-// registry builds, with the default settings, the objective of its name;
-// the others are refused with the reason.
+// TestRegistryBuildsEveryObjective: every synonym-based and
+// embedding-space defense of the registry builds, with the default
+// settings, the objective of its name; the others are refused with the
+// reason.
 func TestRegistryBuildsEveryObjective(t *testing.T) {
 	syn := NewSynonymTableIDs([][]int32{nil, nil, {3}, {2}, nil})
 	table := tensor.New(5, 4)
@@ -24,7 +25,7 @@ func TestRegistryBuildsEveryObjective(t *testing.T) {
 	}
 	for _, d := range Defenses() {
 		obj, err := NewObjective(d.Name, DefaultSettings(), syn, table)
-		if !d.Synonyms {
+		if !d.Synonyms && !d.Embedding {
 			if err == nil {
 				t.Errorf("%s: built over a synonym table, but it is not that kind of defense", d.Name)
 			}
@@ -53,6 +54,9 @@ func TestSettingsValidate(t *testing.T) {
 		"asccLR":  func(s *Settings) { s.ASCCLR = 0 },
 		"kappa":   func(s *Settings) { s.IBPKappa = 1.5 },
 		"ibpHull": func(s *Settings) { s.IBPHull = "box" },
+		"advtEps": func(s *Settings) { s.AdvT.Eps = 0 },
+		"spgdSig": func(s *Settings) { s.SPGD.Sigma = 1 },
+		"iadvtK":  func(s *Settings) { s.IAdvT.K = 0 },
 	} {
 		s := DefaultSettings()
 		edit(&s)

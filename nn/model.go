@@ -26,9 +26,12 @@ type Config struct {
 	Pool       string  `json:"pool,omitempty"`    // lstm: max | mean over time
 	Tanh       bool    `json:"tanh,omitempty"`    // lstm: tanh before and after pooling (FLAT's LSTM)
 	Dropout    float64 `json:"dropout"`           // before the output layer
-	EmbedInit  float64 `json:"embed_init"`        // U(±a) for random embedding rows
-	FreezeEmb  bool    `json:"freeze_embeddings,omitempty"`
-	MaxLen     int     `json:"max_len"` // truncation length in tokens (0 = none)
+	// EmbedDropout drops embedding entries in training mode, after the
+	// masks (SPGD's and Miyato et al.'s classifiers: 0.5); 0 = none.
+	EmbedDropout float64 `json:"embed_dropout,omitempty"`
+	EmbedInit    float64 `json:"embed_init"` // U(±a) for random embedding rows
+	FreezeEmb    bool    `json:"freeze_embeddings,omitempty"`
+	MaxLen       int     `json:"max_len"` // truncation length in tokens (0 = none)
 	// IDMap, when set, replaces every input id by IDMap[id] before the
 	// embedding lookup (SEM's synonym encoding); saved with the model so
 	// Forward, Predict and every attack see it.
@@ -86,6 +89,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%d classes: need at least 2", c.NumClasses)
 	case c.Dropout < 0 || c.Dropout >= 1:
 		return fmt.Errorf("dropout %g must be in [0, 1)", c.Dropout)
+	case c.EmbedDropout < 0 || c.EmbedDropout >= 1:
+		return fmt.Errorf("embedding dropout %g must be in [0, 1)", c.EmbedDropout)
 	case c.InputLayer < 0 || c.HeadHidden < 0:
 		return fmt.Errorf("input layer %d and head hidden layer %d must not be negative", c.InputLayer, c.HeadHidden)
 	case c.IDMap != nil && len(c.IDMap) != c.VocabSize:
@@ -322,7 +327,9 @@ func (m *Classifier) EncodeBatch(t *ag.Tape, b *Batch, embedGrad bool) *ag.Var {
 // (φ and, on training tapes, the sampled mask; X nil), for FLAT's
 // regularisers; without a word mask MaskOut is empty.
 func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var, MaskOut) {
-	if perWordInputs {
+	// Embedding dropout draws per position: the per-word paths below
+	// would share one draw among a word's positions.
+	if perWordInputs && !m.embedDropping(t) {
 		switch e := m.Enc.(type) {
 		case *CNN:
 			if m.In != nil && (m.Mask != nil || m.GroupMask != nil) {
@@ -367,9 +374,33 @@ func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var
 	if !embedGrad {
 		x = t.StopGradient(x)
 	}
+	if m.embedDropping(t) {
+		x = t.Dropout(x, float32(m.Cfg.EmbedDropout))
+	}
 	_, s := m.Encode(t, x, b.Lengths)
 	return s, mo
 }
+
+// EmbedInput is the encoder's input of b as embedding-space methods
+// perturb it ([B, L, D]): the embedded words, through the word and group
+// masks, after embedding dropout in training mode. Encode and Head of it
+// give Forward's logits (up to the random draws).
+func (m *Classifier) EmbedInput(t *ag.Tape, b *Batch) *ag.Var {
+	x := m.Embed(t, b)
+	ids := m.MapIDs(b.IDs)
+	if m.Mask != nil {
+		mo := m.Mask.Apply(t, m.Emb, x, ids)
+		x = mo.X
+	}
+	x = m.ApplyGroupMask(t, x, ids)
+	if m.embedDropping(t) {
+		x = t.Dropout(x, float32(m.Cfg.EmbedDropout))
+	}
+	return x
+}
+
+// embedDropping reports whether embedding dropout applies on t.
+func (m *Classifier) embedDropping(t *ag.Tape) bool { return t.Train && m.Cfg.EmbedDropout > 0 }
 
 // wordRows returns the embedding rows [len(uniq), D] of the distinct ids
 // uniq (after MapIDs: words that share a code share one row, so a text and

@@ -160,6 +160,9 @@ func (d *DefenseConfig) Check() error {
 	); err != nil {
 		return err
 	}
+	if err := checkAdvText(s); err != nil {
+		return err
+	}
 	if def.Synonyms && s.Norm != 1 && s.Norm != 2 && !math.IsInf(s.Norm, 1) {
 		return configErrorf("--ftml-norm %v: want 1, 2 or inf", s.Norm)
 	}
@@ -188,4 +191,27 @@ func (d *DefenseConfig) Check() error {
 		return configErrorf("--round-attack %q: want textfooler or pwws", r.Attack)
 	}
 	return nil
+}
+
+// checkAdvText checks the embedding-space methods' settings, naming their
+// flags.
+func checkAdvText(s defense.Settings) error {
+	var rules []Rule
+	for _, c := range []struct {
+		prefix string
+		cfg    defense.AdvTextConfig
+	}{{"advt-", s.AdvT}, {"iadvt-", s.IAdvT}, {"spgd-", s.SPGD}} {
+		p, x := c.prefix, c.cfg
+		rules = append(rules, Rule{isFinite(x.Eps) && x.Eps > 0, p + "eps", x.Eps, "a positive number"},
+			Rule{isFinite(x.Lambda) && x.Lambda >= 0, p + "lambda", x.Lambda, "a number ≥ 0"})
+		if p != "advt-" {
+			rules = append(rules, Rule{x.K >= 1 && x.K <= 1000, p + "k", x.K, "in [1, 1000]"},
+				Rule{x.Refresh >= 1, p + "refresh", x.Refresh, "at least 1"})
+		}
+		if p == "spgd-" {
+			rules = append(rules, Rule{isFinite(x.Sigma) && x.Sigma >= 0 && x.Sigma < 1, p + "sigma", x.Sigma, "in [0, 1)"},
+				Rule{x.Steps >= 1 && x.Steps <= 100, p + "steps", x.Steps, "in [1, 100]"})
+		}
+	}
+	return CheckRules(rules...)
 }

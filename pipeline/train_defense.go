@@ -79,6 +79,13 @@ func (d *DefenseConfig) Objective(m *model.Model, dataDir string, log io.Writer)
 		return o, nil
 	}
 	s := d.Settings
+	if def, _ := defense.Lookup(d.Name); def.Embedding {
+		obj, err := defense.NewObjective(d.Name, s, nil, nil)
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		return obj, nil
+	}
 	var err error
 	if s.IBPHull, err = defense.ParseHull(string(s.IBPHull)); err != nil {
 		return nil, configErrorf("--ibp-hull: %v", err)

@@ -45,6 +45,9 @@ type Network struct {
 	// from U(-EmbedInit, EmbedInit).
 	Dropout, EmbedInit float64
 	FreezeEmbeddings   bool
+	// EmbedDropout drops embedding entries in training (SPGD's classifier:
+	// 0.5; 0 = none).
+	EmbedDropout float64
 }
 
 // NewNetwork returns the CLI's default architecture: Kim's CNN.
@@ -64,6 +67,7 @@ func (n Network) Check() error {
 		widthRule("input-layer", n.InputLayer, 0, "0 = none"),
 		widthRule("head-hidden", n.HeadHidden, 0, "0 = none"),
 		Rule{isFinite(n.Dropout) && n.Dropout >= 0 && n.Dropout < 1, "dropout", n.Dropout, "in [0, 1)"},
+		Rule{isFinite(n.EmbedDropout) && n.EmbedDropout >= 0 && n.EmbedDropout < 1, "embed-dropout", n.EmbedDropout, "in [0, 1)"},
 		Rule{isFinite(n.EmbedInit) && n.EmbedInit >= 0, "embed-init", n.EmbedInit, "a number ≥ 0"},
 	); err != nil {
 		return err
@@ -90,6 +94,7 @@ func (n Network) Config() (nn.Config, error) {
 	}
 	cfg := nn.DefaultConfig(n.Arch)
 	cfg.EmbedDim, cfg.Dropout, cfg.EmbedInit, cfg.FreezeEmb = n.EmbedDim, n.Dropout, n.EmbedInit, n.FreezeEmbeddings
+	cfg.EmbedDropout = n.EmbedDropout
 	cfg.InputLayer, cfg.HeadHidden = n.InputLayer, n.HeadHidden
 	switch n.Arch {
 	case "cnn":

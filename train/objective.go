@@ -3,6 +3,7 @@ package train
 import (
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
 )
 
 // Objective is a training loss. Defenses are objectives: given a batch and
@@ -41,6 +42,16 @@ type Recorded interface {
 // continues the schedule where the interrupted one stopped.
 type Scheduled interface {
 	AtStep(step int)
+}
+
+// Stateful is implemented by objectives that keep state beyond their
+// settings and random draws (SPGD's neighbour table, a memory bank):
+// checkpoints hold State's tensors, and a resume gives them back to
+// SetState on the freshly built objective (nil when the checkpoint holds
+// none), so the resumed run computes what an uninterrupted one would.
+type Stateful interface {
+	State() map[string]*tensor.Tensor
+	SetState(map[string]*tensor.Tensor) error
 }
 
 // Random is implemented by objectives that draw random numbers of their

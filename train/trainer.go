@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/textarmor/textarmor/ag"
@@ -556,7 +557,10 @@ func Predict(net *nn.Classifier, ex []Example) []int {
 	return out
 }
 
-const optimPrefix = "optimizer/"
+const (
+	optimPrefix     = "optimizer/"
+	objectivePrefix = "objective/" // a Stateful objective's tensors
+)
 
 func save(dir string, m *model.Model, obj Objective, opz optim.Optimizer, st state) error {
 	st.Meta = m.Meta
@@ -572,6 +576,11 @@ func save(dir string, m *model.Model, obj Objective, opz optim.Optimizer, st sta
 	ts := m.Net.Tensors()
 	for k, v := range opz.State() {
 		ts[optimPrefix+k] = v
+	}
+	if s, ok := obj.(Stateful); ok {
+		for k, v := range s.State() {
+			ts[objectivePrefix+k] = v
+		}
 	}
 	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Vocab: m.VocabWords(), Tensors: ts})
 }
@@ -662,11 +671,14 @@ func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz 
 	if now := objectiveSettings(obj); saved.Settings != nil && string(saved.Settings) != string(now) {
 		return false, fmt.Errorf("cannot resume: %s was trained with %s settings %s, this run has %s; remove it to start afresh", dir, obj.Name(), saved.Settings, now)
 	}
-	net, opt := map[string]*tensor.Tensor{}, map[string]*tensor.Tensor{}
+	net, opt, objState := map[string]*tensor.Tensor{}, map[string]*tensor.Tensor{}, map[string]*tensor.Tensor{}
 	for k, v := range b.Tensors {
-		if len(k) > len(optimPrefix) && k[:len(optimPrefix)] == optimPrefix {
+		switch {
+		case strings.HasPrefix(k, optimPrefix):
 			opt[k[len(optimPrefix):]] = v
-		} else {
+		case strings.HasPrefix(k, objectivePrefix):
+			objState[k[len(objectivePrefix):]] = v
+		default:
 			net[k] = v
 		}
 	}
@@ -681,6 +693,14 @@ func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz 
 	}
 	if r, ok := obj.(Random); ok {
 		r.SkipRandom(saved.ObjectiveDraws)
+	}
+	if s, ok := obj.(Stateful); ok {
+		if len(objState) == 0 {
+			objState = nil
+		}
+		if err := s.SetState(objState); err != nil {
+			return false, fmt.Errorf("cannot resume: %s: %w", dir, err)
+		}
 	}
 	*st = saved
 	return true, nil

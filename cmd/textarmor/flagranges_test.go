@@ -66,6 +66,12 @@ func TestTrainFlagRanges(t *testing.T) {
 		{def("ibp", "--ibp-ramp-epochs", "-2"), "--ibp-ramp-epochs -2"},
 		// FLAT and adversarial training rounds.
 		{def("flat", "--flat-beta", "-1"), "--flat-beta -1"},
+		{def("spgd", "--spgd-eps", "0"), "--spgd-eps 0"},
+		{def("spgd", "--spgd-sigma", "1"), "--spgd-sigma 1"},
+		{def("spgd", "--spgd-steps", "0"), "--spgd-steps 0"},
+		{def("iadvt", "--iadvt-k", "0"), "--iadvt-k 0"},
+		{def("advt", "--advt-lambda", "-1"), "--advt-lambda -1"},
+		{tr("--embed-dropout", "1"), "--embed-dropout 1"},
 		{def("flat", "--flat-gamma", "-0.1"), "--flat-gamma -0.1"},
 		{def("adv", "--rounds", "0"), "--rounds 0"},
 		{def("adv", "--round-epochs", "0"), "--round-epochs 0"},

@@ -40,6 +40,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&n.net.InputLayer, "input-layer", 0, "width of a linear layer with ReLU applied to each word vector before the encoder (Jia et al.'s IBP models: 100; 0 = none)")
 	fs.IntVar(&n.net.HeadHidden, "head-hidden", 0, "width of a hidden layer with ReLU between the pooled sentence and the output layer (Jia et al.: 100; 0 = none)")
 	fs.Float64Var(&n.net.Dropout, "dropout", d.Dropout, "dropout before the output layer (and before --head-hidden's layer)")
+	fs.Float64Var(&n.net.EmbedDropout, "embed-dropout", 0, "dropout of the embedding entries in training (SPGD's classifier: 0.5)")
 	fs.Float64Var(&n.net.EmbedInit, "embed-init", d.EmbedInit, "random embedding rows are drawn from U(-a, a)")
 	fs.StringVar(&n.embeddings, "embeddings", "", "word vectors (GloVe/word2vec text or fastText .vec, .gz ok); words missing from the file start random")
 	fs.BoolVar(&n.net.FreezeEmbeddings, "freeze-embeddings", false, "keep the embedding table fixed during training")

@@ -15,7 +15,7 @@ import (
 // decides. Flags the table itself owns (data, output, --model, --defense,
 // --attack) are not here and are refused.
 var overlayFields = map[string][]string{
-	"dropout": {"Net.Dropout"}, "embed-dim": {"Net.EmbedDim"}, "embed-init": {"Net.EmbedInit"}, "filters": {"Net.Filters"},
+	"dropout": {"Net.Dropout"}, "embed-dropout": {"Net.EmbedDropout"}, "embed-dim": {"Net.EmbedDim"}, "embed-init": {"Net.EmbedInit"}, "filters": {"Net.Filters"},
 	"widths": {"Net.Widths"}, "hidden": {"Net.Hidden"}, "pool": {"Net.Pool"}, "tanh": {"Net.Tanh"},
 	"input-layer": {"Net.InputLayer"}, "head-hidden": {"Net.HeadHidden"}, "embeddings": {"Embeddings"},
 	"freeze-embeddings": {"Net.FreezeEmbeddings", "EmbeddingsFromTrainable"}, "embeddings-from": {"EmbeddingsFrom"},
