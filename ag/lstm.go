@@ -193,6 +193,24 @@ type lstmJob struct {
 	project   func() []float32
 	inputGrad func(dGates []float32)
 	parents   []*Var
+	// state, when set, holds the initial h and c ([B, H] each, row order;
+	// constants) and receives the final ones (LSTMState).
+	state *LSTMCarry
+}
+
+// LSTMCarry is the state an LSTM layer starts from and ends with, for a
+// recurrence cut into segments (truncated backpropagation through time):
+// H and C are [B, H] in row order; nil starts from zeros. The gradient
+// stops at the segment's start.
+type LSTMCarry struct{ H, C []float32 }
+
+// LSTMState is LSTM starting from carry's states (zeros when they are
+// nil) and leaving the final states in carry: a row's state after its last
+// real step. The gradient does not flow into the initial states.
+func (t *Tape) LSTMState(x, wx, wh, bias *Var, lengths []int, carry *LSTMCarry) *Var {
+	j := t.lstmInputJob(x, wx, wh, bias, lengths, false)
+	j.state = carry
+	return t.lstm(j)
 }
 
 // lstmRun is a job's forward pass with what its backward pass needs.
@@ -297,6 +315,12 @@ func (j lstmJob) forward() *lstmRun {
 	}
 	gates, out := r.gates, r.out
 	hState, cState := make([]float32, b*h), make([]float32, b*h)
+	if st := j.state; st != nil && st.H != nil {
+		for rk, row := range lay.rank {
+			copy(hState[rk*h:(rk+1)*h], st.H[row*h:(row+1)*h])
+			copy(cState[rk*h:(rk+1)*h], st.C[row*h:(row+1)*h])
+		}
+	}
 	rec := make([]float32, b*g4)
 	bs, wh := j.bias.Data(), j.wh.Data()
 	for s := 0; s < steps; s++ {
@@ -322,6 +346,13 @@ func (j lstmJob) forward() *lstmRun {
 				copy(out.Data[(i*steps+ti)*h:(i*steps+ti+1)*h], hp)
 			}
 		})
+	}
+	if st := j.state; st != nil {
+		st.H, st.C = make([]float32, b*h), make([]float32, b*h)
+		for rk, row := range lay.rank {
+			copy(st.H[row*h:(row+1)*h], hState[rk*h:(rk+1)*h])
+			copy(st.C[row*h:(row+1)*h], cState[rk*h:(rk+1)*h])
+		}
 	}
 	return r
 }
