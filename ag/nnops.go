@@ -221,6 +221,9 @@ func (t *Tape) CrossEntropy(logits *Var, labels []int, weights []float32) *Var {
 	if len(labels) != b {
 		panic(fmt.Sprintf("ag.CrossEntropy: %d labels for %d rows", len(labels), b))
 	}
+	if c >= wideSoftmax {
+		return t.crossEntropyWide(logits, labels, weights)
+	}
 	L := logits.Data()
 	logp := make([]float32, b*c)
 	var loss, wsum float64

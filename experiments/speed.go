@@ -7,9 +7,11 @@ import (
 	"time"
 
 	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/lstmlm"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/optim"
 	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/text"
 )
 
 // SpeedRow is one measurement of a speed table: the fastest of repeated
@@ -101,7 +103,35 @@ func SpeedCNNBiLSTM(opt SpeedOptions) ([]SpeedRow, error) {
 		rows = append(rows, SpeedRow{Name: arch + " forward (batch 256, len 50)", Seconds: s, GFLOPs: f,
 			PeakPct: 100 * f / peak, Through: float64(fwd.B) / s, ThruUnit: "sentences/s"})
 	}
-	return rows, nil
+	row, err := speedLSTMLM(opt.MinTime, peak)
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, row), nil
+}
+
+// speedLSTMLM is SPGD's language model's training step at the scale of
+// spgd.md §10: 32 streams × 35 words, 64-d embeddings, 256 units, a
+// 10,000-word full softmax.
+func speedLSTMLM(minTime time.Duration, peak float64) (SpeedRow, error) {
+	words := make([]string, 0, 10000)
+	words = append(words, text.PadWord, text.UnkWord)
+	for i := len(words); i < 9999; i++ {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	vocab, err := text.NewVocab(append(words, lstmlm.EOS))
+	if err != nil {
+		return SpeedRow{}, err
+	}
+	m, err := lstmlm.New(lstmlm.DefaultConfig(), vocab, rand.New(rand.NewSource(1)))
+	if err != nil {
+		return SpeedRow{}, err
+	}
+	step, flops := lstmlm.BenchStep(m, 32, 35, 1)
+	s := fastestRun(minTime, step)
+	f := flops / s / 1e9
+	return SpeedRow{Name: "lstm-lm train step (32×35 words, emb 64, 256 units, vocab 10k)", Seconds: s, GFLOPs: f,
+		PeakPct: 100 * f / peak, Through: 32 * 35 / s, ThruUnit: "words/s"}, nil
 }
 
 // SpeedTransformer is `textarmor bench transformer`'s table: the GEMM

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand"
 	"os"
 	"slices"
 	"time"
@@ -297,4 +298,33 @@ func loadCheckpoint(dir string, m *Model, adam *optim.Adam, pr *progress, carry 
 	}
 	*pr = saved
 	return true, nil
+}
+
+// BenchStep returns one training step of m on a random batch of segments
+// (batch streams of bptt words, Adam, clip 5) for speed tables, and the
+// step's floating-point operations: the products of the forward pass
+// (input and recurrent LSTM maps, the softmax layer) and twice them
+// backward.
+func BenchStep(m *Model, batch, bptt int, seed int64) (step func(), flops float64) {
+	r := rand.New(rand.NewSource(seed))
+	v := m.Vocab.Len()
+	ids, targets := make([]int32, batch*bptt), make([]int, batch*bptt)
+	for i := range ids {
+		ids[i], targets[i] = int32(2+r.Intn(v-2)), 2+r.Intn(v-2)
+	}
+	params := m.Params()
+	adam := optim.NewAdam(optim.AdamConfig{LR: 1e-3, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8})
+	carry := &ag.LSTMCarry{}
+	tp := ag.NewTape()
+	tp.Train = true
+	step = func() {
+		tp.Reset()
+		tp.Backward(tp.CrossEntropy(m.forward(tp, ids, batch, bptt, carry, nil), targets, nil))
+		optim.ClipGradNorm(params, 5)
+		adam.Step(params)
+		optim.ZeroGrad(params)
+	}
+	d, h, n := float64(m.Cfg.EmbedDim), float64(m.Cfg.Hidden), float64(batch*bptt)
+	fwd := 2*n*d*4*h + 2*n*h*4*h + 2*n*h*float64(v)
+	return step, 3 * fwd
 }
