@@ -68,3 +68,21 @@ func TestLSTMStateGradients(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// LastOverTime takes each row's last real step (a length 0 counts as 1,
+// as the other poolings count it), and passes the finite-difference check.
+func TestLastOverTime(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	x := randT(r, 3, 4, 2)
+	tp := NewTape()
+	out := tp.LastOverTime(tp.Const(x), []int{4, 1, 0}).Data()
+	want := append(append(append([]float32{}, x.Data[6:8]...), x.Data[8:10]...), x.Data[16:18]...)
+	if tensor.MaxAbsDiff(out, want) != 0 {
+		t.Fatalf("last steps %v, want %v", out, want)
+	}
+	if err := GradCheck([]*tensor.Tensor{x}, 1e-2, 1e-2, func(tp *Tape, v []*Var) *Var {
+		return tp.LastOverTime(v[0], []int{2, 4, 3})
+	}); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -486,3 +486,26 @@ func (t *Tape) MaskTime(x *Var, lengths []int) *Var {
 	}
 	return t.Mul(x, t.Const(tensor.From(mask, xs...)))
 }
+
+// LastOverTime is x's last real step per row: [B, T, F] → [B, F], row i
+// at step lengths[i]−1 (the first step for a length of 0, as the other
+// poolings over time count it).
+func (t *Tape) LastOverTime(x *Var, lengths []int) *Var {
+	xs := x.Shape()
+	b, steps, f := xs[0], xs[1], xs[2]
+	out := tensor.New(b, f)
+	X := x.Data()
+	at := make([]int, b)
+	for i := range b {
+		at[i] = (i*steps + validSteps(lengths, i, steps) - 1) * f
+		copy(out.Data[i*f:(i+1)*f], X[at[i]:at[i]+f])
+	}
+	return t.op(out, func(o *Var) {
+		g := x.grad()
+		for i, p := range at {
+			for j, v := range o.Grad.Data[i*f : (i+1)*f] {
+				g[p+j] += v
+			}
+		}
+	}, x)
+}

@@ -265,9 +265,12 @@ func rnnBounds(t *ag.Tape, r *nn.RNN, x Boxes, lengths []int) Interval {
 	if r.Tanh {
 		h = monotone(h, tanh)
 	}
-	if r.Pool == "mean" {
+	switch r.Pool {
+	case "mean":
 		h = monotone(h, func(v *ag.Var) *ag.Var { return t.MeanOverTime(v, lengths) })
-	} else {
+	case "last":
+		h = monotone(h, func(v *ag.Var) *ag.Var { return t.LastOverTime(v, lengths) })
+	default:
 		h = monotone(h, func(v *ag.Var) *ag.Var { return t.MaxOverTime(v, lengths) })
 	}
 	if r.Tanh {

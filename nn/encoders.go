@@ -148,9 +148,12 @@ func (r *RNN) pool(t *ag.Tape, lengths []int, tokens *ag.Var) (_, sentence *ag.V
 	if r.Tanh {
 		h = t.Tanh(h)
 	}
-	if r.Pool == "mean" {
+	switch r.Pool {
+	case "mean":
 		sentence = t.MeanOverTime(h, lengths)
-	} else {
+	case "last": // the state after the last real word (spgd.md §4.1)
+		sentence = t.LastOverTime(h, lengths)
+	default:
 		sentence = t.MaxOverTime(h, lengths)
 	}
 	if r.Tanh {

@@ -88,6 +88,9 @@ func (m *Classifier) NewIncremental() *Incremental {
 			inc.projDim += conv.Width * f
 		}
 	case *RNN:
+		if e.Pool == "last" {
+			break // the final state moves with every edit before it: full passes
+		}
 		inc.rnn = e
 		for _, l := range []*LSTM{e.Fwd, e.Bwd} {
 			if l == nil {

@@ -12,9 +12,9 @@ import (
 func incConfigs() map[string]Config {
 	out := map[string]Config{}
 	for _, arch := range Archs {
-		for _, pool := range []string{"max", "mean"} {
+		for _, pool := range []string{"max", "mean", "last"} {
 			for _, tanh := range []bool{false, true} {
-				if arch == "cnn" && (pool == "mean" || tanh) {
+				if (arch == "cnn" && (pool == "mean" || tanh)) || (pool == "last" && arch != "lstm") {
 					continue
 				}
 				c := DefaultConfig(arch)
@@ -160,8 +160,11 @@ func TestPredictDeletionsMatchesPredict(t *testing.T) {
 				base[3] = base[2] // a run of equal tokens
 			}
 			inc.SetBase(base)
-			_, isTransformer := m.Enc.(*Transformer) // no incremental path: every query is a full pass
-			if fast := inc.FastDeletions(); fast != (!isTransformer && n-1 >= max(m.Enc.MinLen(), 1)) {
+			// No incremental path for a transformer or the final-state
+			// pooling: every query is a full pass.
+			_, isTransformer := m.Enc.(*Transformer)
+			full := isTransformer || cfg.Pool == "last"
+			if fast := inc.FastDeletions(); fast != (!full && n-1 >= max(m.Enc.MinLen(), 1)) {
 				t.Errorf("%s n=%d: FastDeletions %v", name, n, fast)
 			}
 			var pos []int

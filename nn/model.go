@@ -118,8 +118,11 @@ func (c Config) Validate() error {
 		if c.Hidden < 1 {
 			return fmt.Errorf("%s needs hidden > 0", c.Arch)
 		}
-		if c.Pool != "max" && c.Pool != "mean" {
-			return fmt.Errorf("pool %q: want max or mean", c.Pool)
+		if c.Pool != "max" && c.Pool != "mean" && c.Pool != "last" {
+			return fmt.Errorf("pool %q: want max, mean or last", c.Pool)
+		}
+		if c.Pool == "last" && c.Arch != "lstm" {
+			return fmt.Errorf("pool last (the final hidden state) is for the unidirectional lstm, not %s", c.Arch)
 		}
 	case "transformer":
 		if c.Transformer == nil {

@@ -36,9 +36,9 @@ func randomSeqs(r *rand.Rand, n, maxLen, vocab int) [][]int32 {
 // a batch padded for longer neighbours — attacks rely on it.
 func TestPaddingInvariance(t *testing.T) {
 	for _, arch := range Archs {
-		for _, pool := range []string{"max", "mean"} {
+		for _, pool := range []string{"max", "mean", "last"} {
 			cfg := tinyConfig(arch)
-			if arch == "cnn" && pool == "mean" {
+			if (arch == "cnn" && pool == "mean") || (pool == "last" && arch != "lstm") {
 				continue
 			}
 			cfg.Pool = pool

@@ -8,7 +8,9 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/lstmlm"
+	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/pipeline"
+	"github.com/textarmor/textarmor/tensor"
 )
 
 // The LSTM language model trains from CSV files, validates on the dev
@@ -59,6 +61,57 @@ func TestTrainLSTMLM(t *testing.T) {
 		var ce *pipeline.ConfigError
 		if _, err := pipeline.TrainLSTMLM(context.Background(), c2); !errors.As(err, &ce) || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: %v", bad.want, err)
+		}
+	}
+}
+
+// A classifier started from the language model (--init-lm) takes its
+// vocabulary, embedding table and LSTM; a bidirectional or CNN classifier
+// is refused.
+func TestTrainInitLM(t *testing.T) {
+	dir := t.TempDir()
+	tr, dv := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv")
+	for i, f := range []string{tr, dv} {
+		if err := writeSentimentCSV(f, []int{200, 40}[i], int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lc := pipeline.NewTrainLSTMLMConfig()
+	lc.Data.Train = tr
+	lc.Model.EmbedDim, lc.Model.Hidden, lc.Model.Tokenizer = 8, 12, ""
+	lc.Options.Epochs, lc.Options.Batch, lc.Options.Out = 1, 8, filepath.Join(dir, "lm")
+	if _, err := pipeline.TrainLSTMLM(context.Background(), lc); err != nil {
+		t.Fatal(err)
+	}
+	lm, err := lstmlm.Load(lc.Options.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := pipeline.NewTrainConfig()
+	c.Data.Train, c.Data.Dev, c.InitLM = tr, dv, lc.Options.Out
+	c.Net.Arch, c.Net.Pool, c.Net.HeadHidden, c.Net.EmbedDropout = "lstm", "last", 30, 0.5
+	c.Options.Epochs, c.Options.BatchSize, c.Options.LR, c.Options.Out = 1, 32, 1e-12, filepath.Join(dir, "clf")
+	r, err := pipeline.Train(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := r.Model
+	rnn := m.Net.Enc.(*nn.RNN)
+	if m.Vocab.Len() != lm.Vocab.Len() || m.Net.Cfg.EmbedDim != 8 || m.Net.Cfg.Hidden != 12 || m.Training["init_lm"] != lc.Options.Out {
+		t.Fatalf("classifier vocabulary %d (LM %d), dims %d/%d, record %v", m.Vocab.Len(), lm.Vocab.Len(), m.Net.Cfg.EmbedDim, m.Net.Cfg.Hidden, m.Training["init_lm"])
+	}
+	// At a learning rate of 1e-12 the weights are still the LM's.
+	for _, p := range [][2][]float32{{m.Net.Emb.W.Value.Data, lm.Emb.W.Value.Data}, {rnn.Fwd.Wh.Value.Data, lm.LSTM.Wh.Value.Data}} {
+		if d := tensor.MaxAbsDiff(p[0], p[1]); d > 1e-6 {
+			t.Errorf("a classifier weight differs from the language model's by %g", d)
+		}
+	}
+	for _, arch := range []string{"bilstm", "cnn"} {
+		c2 := c
+		c2.Net.Arch, c2.Net.Pool = arch, "max"
+		var ce *pipeline.ConfigError
+		if _, err := pipeline.Train(context.Background(), c2); !errors.As(err, &ce) || !strings.Contains(err.Error(), "--init-lm needs --model lstm") {
+			t.Errorf("%s: %v", arch, err)
 		}
 	}
 }

@@ -43,6 +43,11 @@ type TrainConfig struct {
 	// EmbeddingsFromTrainable (--freeze-embeddings=false).
 	EmbeddingsFrom          string
 	EmbeddingsFromTrainable bool
+	// InitLM is an LSTM language model (lstmlm) whose vocabulary,
+	// embedding table and LSTM the classifier starts from (--init-lm,
+	// spgd.md §4.1); Net must be a unidirectional lstm, whose embedding
+	// size and units become the model's.
+	InitLM string
 	// Retrofit pulls the initial rows of synonyms together over the
 	// Defense.Synonyms graph with this many sweeps (0 = off).
 	Retrofit int
@@ -211,15 +216,22 @@ func (c *TrainConfig) trainNew(ctx context.Context, opt train.Options, log io.Wr
 	if err != nil {
 		return nil, err
 	}
+	lm, err := c.initLM(&cfg, preset.Tokenizer, log)
+	if err != nil {
+		return nil, err
+	}
 	tok, err := text.NewTokenizer(preset.Tokenizer)
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
 	start := time.Now()
 	var vocab *text.Vocab
-	if src != nil {
+	switch {
+	case src != nil:
 		vocab = src.Vocab
-	} else {
+	case lm != nil:
+		vocab = lm.Vocab
+	default:
 		vocab = train.BuildVocab(tok, ds.Train, preset.MinCount, preset.MaxVocab)
 	}
 	rng := rand.New(rand.NewSource(opt.Seed))
@@ -253,6 +265,11 @@ func (c *TrainConfig) trainNew(ctx context.Context, opt train.Options, log io.Wr
 			return nil, err
 		}
 	}
+	if lm != nil {
+		if err := copyLM(m, lm); err != nil {
+			return nil, err
+		}
+	}
 	fmt.Fprintf(log, "data: %s, %d train / %d dev / %d test, %d classes; vocabulary %d words; %s tokenizer, max length %d; BLAS %s\n",
 		ds.Name, len(ds.Train), len(ds.Dev), len(ds.Test), len(ds.Classes), vocab.Len(), preset.Tokenizer, preset.MaxLen, tensor.BackendDetail())
 	for _, n := range ds.Notes {
@@ -264,6 +281,9 @@ func (c *TrainConfig) trainNew(ctx context.Context, opt train.Options, log io.Wr
 	}
 	if c.Retrofit > 0 {
 		opt.Info["retrofit_sweeps"] = c.Retrofit
+	}
+	if lm != nil {
+		opt.Info["init_lm"] = c.InitLM
 	}
 	if groupRec != nil {
 		opt.Info["group_mask"] = groupRec

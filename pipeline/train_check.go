@@ -57,7 +57,26 @@ func (c *TrainConfig) Check() error {
 		return configErrorf("--out is required")
 	}
 	if c.FineTune.Init != "" {
+		if c.InitLM != "" {
+			return configErrorf("give either --init (a transformer) or --init-lm (an LSTM language model), not both")
+		}
 		return c.checkFineTune()
+	}
+	if c.InitLM != "" {
+		for _, s := range []struct {
+			flag string
+			set  bool
+		}{{"embeddings", c.Embeddings != ""}, {"embeddings-from", c.EmbeddingsFrom != ""}, {"retrofit", c.Retrofit > 0}} {
+			if s.set {
+				return configErrorf("--%s does not apply with --init-lm (the language model sets the vocabulary and the embeddings)", s.flag)
+			}
+		}
+		if c.Net.Arch != "lstm" {
+			return configErrorf("--init-lm needs --model lstm (the language model's unidirectional LSTM), not %q", c.Net.Arch)
+		}
+		if c.Dataset == nil && (c.Data.MinCount != 0 || c.Data.MaxVocab != -1) {
+			return configErrorf("--min-count/--max-vocab cannot be used with --init-lm: the vocabulary is the language model's")
+		}
 	}
 	switch {
 	case c.FineTune.FreezeEncoder:

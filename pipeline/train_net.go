@@ -7,7 +7,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/lstmlm"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/retrofit"
@@ -188,5 +190,40 @@ func retrofitEmbeddings(m *model.Model, sweeps int, synPath, dataDir string, log
 	}
 	fmt.Fprintf(log, "retrofit: %d sweeps over %s: %d of %d vocabulary words have synonyms (%d directed edges)\n",
 		sweeps, path, words, m.Vocab.Len()-2, edges)
+	return nil
+}
+
+// initLM loads the InitLM language model (nil without one) and gives cfg
+// its embedding size and units; the data must be read with the model's
+// tokenizer.
+func (c *TrainConfig) initLM(cfg *nn.Config, tokenizer string, log io.Writer) (*lstmlm.Model, error) {
+	if c.InitLM == "" {
+		return nil, nil
+	}
+	lm, err := lstmlm.Load(c.InitLM)
+	if err != nil {
+		return nil, err
+	}
+	if lm.Cfg.Tokenizer != tokenizer {
+		return nil, configErrorf("--init-lm %s reads %s tokens, the data %s tokens (give --tokenizer %s)", c.InitLM, lm.Cfg.Tokenizer, tokenizer, lm.Cfg.Tokenizer)
+	}
+	cfg.EmbedDim, cfg.Hidden = lm.Cfg.EmbedDim, lm.Cfg.Hidden
+	fmt.Fprintf(log, "init-lm: vocabulary (%d words), %d-d embeddings and %d-unit LSTM from %s\n", lm.Vocab.Len(), cfg.EmbedDim, cfg.Hidden, c.InitLM)
+	return lm, nil
+}
+
+// copyLM copies the language model's embedding table and LSTM into m,
+// built with its vocabulary and shapes.
+func copyLM(m *model.Model, lm *lstmlm.Model) error {
+	rnn, ok := m.Net.Enc.(*nn.RNN)
+	if !ok || rnn.Bwd != nil {
+		return configErrorf("--init-lm: the classifier's encoder is not a unidirectional LSTM")
+	}
+	for _, p := range []struct{ dst, src *ag.Param }{{m.Net.Emb.W, lm.Emb.W}, {rnn.Fwd.Wx, lm.LSTM.Wx}, {rnn.Fwd.Wh, lm.LSTM.Wh}, {rnn.Fwd.B, lm.LSTM.B}} {
+		if !slices.Equal(p.dst.Value.Shape, p.src.Value.Shape) {
+			return fmt.Errorf("--init-lm: %s is %v in the classifier, %v in the language model", p.dst.Name, p.dst.Value.Shape, p.src.Value.Shape)
+		}
+		copy(p.dst.Value.Data, p.src.Value.Data)
+	}
 	return nil
 }

@@ -22,7 +22,7 @@ type netFlags struct {
 	net                  pipeline.Network
 	widths               string
 	embeddings, blasName string
-	embFrom              string
+	embFrom, initLM      string
 	retrofit             int
 	init                 string
 	freezeEncoder        bool
@@ -35,7 +35,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&n.net.Filters, "filters", d.Filters, "cnn: filters per window width")
 	fs.StringVar(&n.widths, "widths", "3,4,5", "cnn: comma-separated window widths")
 	fs.IntVar(&n.net.Hidden, "hidden", d.Hidden, "lstm/bilstm: hidden units per direction")
-	fs.StringVar(&n.net.Pool, "pool", d.Pool, "lstm/bilstm: pooling over time, max or mean")
+	fs.StringVar(&n.net.Pool, "pool", d.Pool, "lstm/bilstm: pooling over time, max or mean; lstm also last (the final hidden state)")
 	fs.BoolVar(&n.net.Tanh, "tanh", false, "lstm/bilstm: tanh before and after pooling (FLAT's LSTM)")
 	fs.IntVar(&n.net.InputLayer, "input-layer", 0, "width of a linear layer with ReLU applied to each word vector before the encoder (Jia et al.'s IBP models: 100; 0 = none)")
 	fs.IntVar(&n.net.HeadHidden, "head-hidden", 0, "width of a hidden layer with ReLU between the pooled sentence and the output layer (Jia et al.: 100; 0 = none)")
@@ -44,6 +44,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&n.net.EmbedInit, "embed-init", d.EmbedInit, "random embedding rows are drawn from U(-a, a)")
 	fs.StringVar(&n.embeddings, "embeddings", "", "word vectors (GloVe/word2vec text or fastText .vec, .gz ok); words missing from the file start random")
 	fs.BoolVar(&n.net.FreezeEmbeddings, "freeze-embeddings", false, "keep the embedding table fixed during training")
+	fs.StringVar(&n.initLM, "init-lm", "", "lstm: start from this LSTM language model ('lm train --type lstm'): its vocabulary, embeddings and LSTM; --embed-dim and --hidden are its (SPGD spec §4.1)")
 	fs.StringVar(&n.embFrom, "embeddings-from", "", "model directory: take its vocabulary and embedding table, frozen (implies --freeze-embeddings; FTML spec §12.1)")
 	fs.IntVar(&n.retrofit, "retrofit", 0, "retrofit the initial embedding table to the --synonyms neighbour graph with this many sweeps (Faruqui et al. 2015; 10 in the paper; 0 = off)")
 	fs.StringVar(&n.blasName, "blas", "", "BLAS backend: "+strings.Join(tensor.Backends(), ", ")+" (default "+tensor.BackendName()+")")
@@ -158,7 +159,7 @@ func (t *trainFlags) config(fs *flag.FlagSet, stderr io.Writer) (pipeline.TrainC
 	if !t.quiet {
 		c.Options.Progress = stderr
 	}
-	c.Embeddings, c.EmbeddingsFrom, c.Retrofit = t.nf.embeddings, t.nf.embFrom, t.nf.retrofit
+	c.Embeddings, c.EmbeddingsFrom, c.Retrofit, c.InitLM = t.nf.embeddings, t.nf.embFrom, t.nf.retrofit, t.nf.initLM
 	c.EmbeddingsFromTrainable = set["freeze-embeddings"] && !t.nf.net.FreezeEmbeddings
 	c.DefenseLR = !set["lr"]
 	c.FineTune.Init, c.FineTune.FreezeEncoder = t.nf.init, t.nf.freezeEncoder
