@@ -36,7 +36,7 @@ func flagGroups(cmd string) []cli.Group {
 		group("Model", nameIn("model", "init", "embed-dim", "filters", "widths", "hidden", "pool", "tanh", "input-layer", "head-hidden",
 			"dropout", "embed-dropout", "embed-init", "embeddings", "embeddings-from", "init-lm", "freeze-embeddings", "freeze-encoder", "retrofit")),
 		group("Training", nameIn("epochs", "batch", "lr", "optimizer", "schedule", "warmup", "momentum", "weight-decay", "clip",
-			"lr-decay", "lr-decay-epochs", "seed", "patience", "out", "resume", "checkpoint-every", "log")),
+			"lr-decay", "lr-decay-epochs", "seed", "train-n", "patience", "out", "resume", "checkpoint-every", "log")),
 		group("Defense", nameIn("defense", "synonyms")),
 		group("FTML and CML (--defense ftml, cml)", func(n string) bool {
 			return strings.HasPrefix(n, "ftml-") || strings.HasPrefix(n, "cml-")

@@ -106,6 +106,7 @@ type trainFlags struct {
 	dfl           defenseFlags
 	opt           train.Options
 	decay         string
+	trainN        int
 	quiet, asJSON bool
 }
 
@@ -126,6 +127,7 @@ func (t *trainFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&t.decay, "lr-decay-epochs", "", "comma-separated epochs at which the learning rate is multiplied by --lr-decay")
 	fs.Float64Var(&opt.DecayGamma, "lr-decay", d.DecayGamma, "learning-rate factor at each --lr-decay-epochs epoch")
 	fs.Int64Var(&opt.Seed, "seed", d.Seed, "random seed (same seed, same numbers)")
+	fs.IntVar(&t.trainN, "train-n", 0, "train on a seeded subset (seed --seed) of this many training examples (0 = all; the vocabulary still comes from all of them)")
 	fs.IntVar(&opt.Patience, "patience", 0, "stop after this many epochs without a better dev accuracy (0 = never)")
 	fs.StringVar(&opt.Out, "out", "", "model directory to write (required); checkpoints go to OUT.ckpt")
 	fs.BoolVar(&opt.Resume, "resume", false, "continue an interrupted run from OUT.ckpt")
@@ -162,6 +164,7 @@ func (t *trainFlags) config(fs *flag.FlagSet, stderr io.Writer) (pipeline.TrainC
 	c.Embeddings, c.EmbeddingsFrom, c.Retrofit, c.InitLM = t.nf.embeddings, t.nf.embFrom, t.nf.retrofit, t.nf.initLM
 	c.EmbeddingsFromTrainable = set["freeze-embeddings"] && !t.nf.net.FreezeEmbeddings
 	c.DefenseLR = !set["lr"]
+	c.TrainSubset, c.TrainN = t.trainN > 0, t.trainN
 	c.FineTune.Init, c.FineTune.FreezeEncoder = t.nf.init, t.nf.freezeEncoder
 	if t.nf.init != "" {
 		if err := fineTuneFlags(&c, set, t.nf.net); err != nil {
