@@ -155,8 +155,6 @@ func (c FLATTable) check() error {
 	bad := func(format string, args ...any) error { return &pipeline.ConfigError{Err: fmt.Errorf(format, args...)} }
 	attackOK := func(a string) bool { return a == "textfooler" || a == "pwws" }
 	switch {
-	case c.Out == "":
-		return bad("--out is required")
 	case c.Arch != "cnn" && c.Arch != "lstm":
 		return bad("--model %q: want cnn or lstm", c.Arch)
 	case !attackOK(c.TrainAttack):
@@ -169,6 +167,12 @@ func (c FLATTable) check() error {
 		return bad("--workers %d must be at least 1", c.Workers)
 	case !(c.FlatLR > 0):
 		return bad("--flat-lr %g must be a positive number", c.FlatLR)
+	}
+	if err := c.Data.Check(); err != nil {
+		return err
+	}
+	if c.Out == "" {
+		return bad("--out is required")
 	}
 	for _, a := range c.Attacks {
 		if !attackOK(a) {

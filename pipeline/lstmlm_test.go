@@ -3,10 +3,12 @@ package pipeline_test
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/lstmlm"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/pipeline"
@@ -113,5 +115,67 @@ func TestTrainInitLM(t *testing.T) {
 		if _, err := pipeline.Train(context.Background(), c2); !errors.As(err, &ce) || !strings.Contains(err.Error(), "--init-lm needs --model lstm") {
 			t.Errorf("%s: %v", arch, err)
 		}
+	}
+}
+
+// Table 1's measure: the language model's perplexity of texts moved by a
+// classifier's perturbation (which way it moves is the experiment's
+// result, not asserted here). SPGD moves at most ⌊(1−σ)T⌋ words of a text
+// and AdvT every one; the clean perplexity is LMPerplexity's; with no
+// perturbation (ε tiny) the gap vanishes.
+func TestPerturbationPerplexity(t *testing.T) {
+	dir := t.TempDir()
+	tr, te := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
+	for i, f := range []string{tr, te} {
+		if err := writeSentimentCSV(f, []int{200, 30}[i], int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lc := pipeline.NewTrainLSTMLMConfig()
+	lc.Data.Train = tr
+	lc.Model.EmbedDim, lc.Model.Hidden = 8, 12
+	lc.Options.Epochs, lc.Options.Batch, lc.Options.LR, lc.Options.Out = 3, 8, 1e-2, filepath.Join(dir, "lm")
+	if _, err := pipeline.TrainLSTMLM(context.Background(), lc); err != nil {
+		t.Fatal(err)
+	}
+	c := pipeline.NewTrainConfig()
+	c.Data.Train, c.InitLM = tr, lc.Options.Out
+	c.Net.Arch, c.Net.Pool, c.Net.HeadHidden = "lstm", "last", 10
+	c.Defense.Name, c.Defense.Settings.SPGD.Eps = "spgd", 0.5
+	c.Options.Epochs, c.Options.BatchSize, c.Options.LR, c.Options.Out = 3, 32, 1e-2, filepath.Join(dir, "clf")
+	if _, err := pipeline.Train(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	p := pipeline.NewPerturbationPerplexityConfig()
+	p.Model, p.LM, p.Data.Test, p.N = c.Options.Out, lc.Options.Out, te, 0
+	spgd, err := pipeline.PerturbationPerplexity(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spgd.Method != "spgd" || spgd.Settings.Eps != 0.5 || spgd.Moved > 0.25+1e-9 || spgd.Moved == 0 || spgd.Perturbed == spgd.Clean || spgd.Discretized <= 0 {
+		t.Errorf("spgd (the trained settings): %+v", spgd)
+	}
+	lp := pipeline.NewLMPerplexityConfig()
+	lp.Model, lp.Data.Test, lp.N = lc.Options.Out, te, 0
+	clean, err := pipeline.LMPerplexity(context.Background(), lp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(clean.Perplexity-spgd.Clean) > 1e-9*clean.Perplexity || clean.Words != spgd.Words {
+		t.Errorf("clean perplexity %g over %d words, the perturbation table's %g over %d", clean.Perplexity, clean.Words, spgd.Clean, spgd.Words)
+	}
+	advt := defense.DefaultAdvText(defense.MethodAdvT)
+	advt.Eps = 0.5
+	p.Settings = &advt
+	r, err := pipeline.PerturbationPerplexity(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Moved < 0.99 || r.Perturbed == r.Clean || r.Discretized != 0 {
+		t.Errorf("advt: %+v", r)
+	}
+	advt.Eps = 1e-9
+	if r, err = pipeline.PerturbationPerplexity(context.Background(), p); err != nil || math.Abs(r.Gap) > 1e-3 {
+		t.Errorf("advt at ε 1e-9: gap %g (%v)", r.Gap, err)
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/textarmor/textarmor/experiments"
@@ -20,7 +19,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	c := experiments.NewFLATTable()
 	var df dataFlags
 	df.register(fs, true)
-	var rows, attacks, methods, trainArgs, flatLR string
+	var rows, attacks, methods, trainArgs string
 	var use specList
 	var report bool
 	fs.StringVar(&c.Out, "out", "", "output folder: one folder per row (model, training log, attack CSVs and JSON summaries), table.md, table.json; rerun to resume (required)")
@@ -32,7 +31,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.N, "n", c.N, "attacked test examples, the first N in file order (default: the paper's protocol, the whole test set but IMDB's first 10,000; 0 = the whole test set)")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "examples attacked in parallel, in the rounds' attacks and in the evaluation")
 	fs.StringVar(&trainArgs, "train-args", "", "extra train flags for every row, space-separated (e.g. \"--embeddings V --freeze-embeddings\"); they come last and override the defaults")
-	fs.StringVar(&flatLR, "flat-lr", fmt.Sprint(c.FlatLR), "FLAT's learning rate (spec: 0.005, which collapsed the word masks on frozen vectors here; spec F16 allows tuning)")
+	fs.Float64Var(&c.FlatLR, "flat-lr", c.FlatLR, "FLAT's learning rate (spec: 0.005, which collapsed the word masks on frozen vectors here; spec F16 allows tuning)")
 	fs.StringVar(&c.Synonyms, "synonyms", "", "counter-fitted neighbour JSON for the attacks (default: under --data)")
 	fs.StringVar(&c.WordNet, "wordnet", "", "WordNet dict directory for the attacks (default: the system's)")
 	fs.Var(&use, "use", "ROW=DIR: take a row's model from DIR (trained elsewhere, e.g. with textarmor train) instead of training it; repeatable")
@@ -41,15 +40,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	lr, lrErr := strconv.ParseFloat(flatLR, 64)
-	if err := checkNumbers(append([]numRule{
-		{c.N >= -1, "n", c.N, "≥ 0 (0 = the whole test set; -1, the default, = the paper's protocol)"},
-		workersRule("workers", c.Workers),
-		{lrErr == nil && finite(lr) && lr > 0, "flat-lr", flatLR, "a positive number"},
-	}, df.numbers()...)...); err != nil {
-		return err
-	}
-	c.Data, c.FlatLR, c.Log = df.Data, lr, stderr
+	c.Data, c.Log = df.Data, stderr
 	c.Attacks, c.Rows = splitList(attacks), splitList(rows)
 	c.Explain = nil
 	for _, m := range splitList(methods) {

@@ -46,24 +46,17 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if err := checkNumbers(
-		numRule{n >= 0, "n", n, "≥ 0 (0 = the default: 1000, quick 30)"},
-		numRule{trainN >= -1, "train-n", trainN, "≥ 0 (0 = all; -1, the default, = all, quick 2000)"},
-		numRule{cleanN >= -1, "clean-n", cleanN, "≥ 0 (0 = the whole test set; -1, the default, = all, quick 1000)"},
-		workersRule("workers", c.Workers),
-	); err != nil {
-		return err
-	}
 	if c.Quick {
-		c.UseQuickSizes(n > 0, trainN >= 0, cleanN >= 0)
+		c.UseQuickSizes(n != 0, trainN != -1, cleanN != -1)
 	}
-	if n > 0 {
+	// Values out of range reach the table's check, which names them.
+	if n != 0 {
 		c.N = n
 	}
-	if trainN >= 0 {
+	if trainN != -1 {
 		c.TrainN = trainN
 	}
-	if cleanN >= 0 {
+	if cleanN != -1 {
 		c.CleanN = cleanN
 	}
 	c.Defenses, c.Attacks = splitList(defList), splitList(atkList)

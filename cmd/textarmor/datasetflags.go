@@ -37,13 +37,3 @@ func (d *dataFlags) register(fs *flag.FlagSet, vocabFlags bool) {
 		fs.IntVar(&d.MaxVocab, "max-vocab", -1, "cap the vocabulary at this many words, 0 = no cap (default: the preset's)")
 	}
 }
-
-// numbers are the range checks of the preprocessing flags (all 0 and
-// valid when register left them out).
-func (d *dataFlags) numbers() []numRule {
-	return []numRule{
-		{d.MaxLen >= 0, "max-len", d.MaxLen, "≥ 0 (0 = the preset's)"},
-		{d.MinCount >= 0, "min-count", d.MinCount, "≥ 0 (0 = the preset's)"},
-		{d.MaxVocab >= -1, "max-vocab", d.MaxVocab, "≥ 0 (0 = no cap; -1, the default, = the preset's)"},
-	}
-}

@@ -124,10 +124,18 @@ func runLMPerplexity(args []string, stdout, stderr io.Writer) error {
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of the sample")
 	fs.IntVar(&c.MaxLen, "max-len", c.MaxLen, "each text's first N words (0 = whole texts)")
 	fs.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	var by, method string
+	var eps float64
+	fs.StringVar(&by, "perturbed-by", "", "classifier (trained with --init-lm from this model) whose embedding perturbation moves the texts: SPGD's Table 1")
+	fs.StringVar(&method, "method", "", "with --perturbed-by: advt, iadvt or spgd (default: the classifier's own defense)")
+	fs.Float64Var(&eps, "eps", 0, "with --perturbed-by: ε (0 = the classifier's own, else the method's default)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	c.Data = df.Data
+	if by != "" {
+		return perturbedPerplexity(c, by, method, eps, asJSON, stdout)
+	}
 	r, err := pipeline.LMPerplexity(context.Background(), c)
 	if err != nil {
 		return err
@@ -137,5 +145,28 @@ func runLMPerplexity(args []string, stdout, stderr io.Writer) error {
 			"words": r.Words, "perplexity": r.Perplexity})
 	}
 	_, err = fmt.Fprintf(stdout, "perplexity %.2f over %d words of %d %s/%s texts\n", r.Perplexity, r.Words, r.Texts, r.Dataset, c.Split)
+	return err
+}
+
+// perturbedPerplexity prints SPGD's Table 1 row of one classifier.
+func perturbedPerplexity(lc pipeline.LMPerplexityConfig, by, method string, eps float64, asJSON bool, stdout io.Writer) error {
+	c := pipeline.NewPerturbationPerplexityConfig()
+	c.Model, c.LM, c.Method, c.Eps, c.Data, c.Split, c.N, c.Seed = by, lc.Model, method, eps, lc.Data, lc.Split, lc.N, lc.Seed
+	r, err := pipeline.PerturbationPerplexity(context.Background(), c)
+	return printPerturbed(r, err, asJSON, stdout)
+}
+
+func printPerturbed(r *pipeline.PerturbationPerplexityReport, err error, asJSON bool, stdout io.Writer) error {
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(r)
+	}
+	_, err = fmt.Fprintf(stdout, "%s (ε %g): perplexity %.2f perturbed, %.2f clean, gap %+.2f; %.1f %% of the words moved; %d texts, %d predicted words\n",
+		r.Method, r.Settings.Eps, r.Perturbed, r.Clean, r.Gap, 100*r.Moved, r.Texts, r.Words)
+	if err == nil && r.Discretized > 0 {
+		_, err = fmt.Fprintf(stdout, "  discretised (each moved word replaced by its neighbour): perplexity %.2f\n", r.Discretized)
+	}
 	return err
 }

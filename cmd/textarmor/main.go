@@ -15,11 +15,10 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
-	"runtime/pprof"
 	"sort"
 	"strings"
 
+	"github.com/textarmor/textarmor/internal/cli"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -56,32 +55,14 @@ type usageError struct{ error }
 func main() {
 	// TEXTARMOR_CPUPROFILE=FILE writes a Go CPU profile of the run (go tool
 	// pprof), for finding where an attack or a training spends its time.
-	if path := os.Getenv("TEXTARMOR_CPUPROFILE"); path != "" {
-		f, err := os.Create(path)
-		if err == nil {
-			err = pprof.StartCPUProfile(f)
-		}
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "textarmor: TEXTARMOR_CPUPROFILE: %v\n", err)
-			os.Exit(1)
-		}
-		// A long training is often profiled for a few minutes and then
-		// interrupted; the profile must still be written. The run itself
-		// resumes from its checkpoint next time.
-		sig := make(chan os.Signal, 1)
-		signal.Notify(sig, os.Interrupt)
-		go func() {
-			<-sig
-			pprof.StopCPUProfile()
-			f.Close()
-			os.Exit(130)
-		}()
-		code := run(os.Args[1:], os.Stdout, os.Stderr)
-		pprof.StopCPUProfile()
-		f.Close()
-		os.Exit(code)
+	stop, err := cli.ProfileCPU(os.Getenv("TEXTARMOR_CPUPROFILE"))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "textarmor: TEXTARMOR_CPUPROFILE: %v\n", err)
+		os.Exit(1)
 	}
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -80,9 +80,6 @@ func (n *netFlags) check() error {
 	if err == nil {
 		err = net.Check()
 	}
-	if err == nil {
-		err = checkNumbers(numRule{n.retrofit >= 0, "retrofit", n.retrofit, "≥ 0 (0 = off)"})
-	}
 	return err
 }
 
