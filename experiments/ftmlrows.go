@@ -48,7 +48,7 @@ func identity(tc pipeline.TrainConfig) (map[string]any, error) {
 		"defense": tc.Defense.Name, "settings": tc.Defense.Settings, "ibp_ramp_epochs": tc.Defense.IBPRampEpochs,
 		"epochs": o.Epochs, "batch": o.BatchSize, "lr": o.LR, "lr_decay_epochs": o.DecayEpochs, "lr_decay": o.DecayGamma,
 		"optimizer": o.Optimizer, "clip": o.Clip, "weight_decay": o.WeightDecay, "seed": o.Seed,
-		"net": tc.Net, "embeddings": baseName(tc.Embeddings), "train_n": tc.TrainN,
+		"net": tc.Net, "embeddings": baseName(tc.Embeddings), "train_n": tc.TrainN, "init_lm": tc.InitLM != "",
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"slices"
@@ -54,9 +53,6 @@ func flagGroups(cmd string) []cli.Group {
 		output,
 	)
 }
-
-// printFlags writes fs's flags, grouped for cmd when there are many.
-func printFlags(w io.Writer, cmd string, fs *flag.FlagSet) { cli.PrintFlags(w, fs, flagGroups(cmd)) }
 
 // runCompletion prints a shell completion script.
 func runCompletion(args []string, stdout, stderr io.Writer) error {

@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"sort"
 	"strings"
@@ -85,7 +84,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "textarmor %s: %v\n", c.name, err)
 			var ue usageError
 			var ce *pipeline.ConfigError
-			if errors.As(err, &ue) || errors.As(err, &ce) {
+			var fe cli.UsageError
+			if errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &fe) {
 				return 2
 			}
 			return 1
@@ -109,52 +109,14 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun 'textarmor <command> --help' for the flags of a command and their defaults.")
 }
 
-// newFlags makes a flag set whose --help prints a summary and every flag.
+// newFlags, parse and parseNoArgs are the command framework's (internal/cli)
+// for textarmor: its help groups and its renamed flags.
 func newFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("textarmor "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: textarmor %s\n\n", usage)
-		printFlags(stderr, name, fs)
-	}
-	return fs
+	return cli.NewFlags("textarmor", name, usage, stderr, flagGroups)
 }
 
-// parseNoArgs is parse for commands that take no positional arguments:
-// Go's flag package stops at the first one and would silently drop every
-// flag after it ("train … stray --epochs 3" ran 10 epochs).
+func parse(fs *flag.FlagSet, args []string) error { return cli.Parse(fs, args, renamedFlags) }
+
 func parseNoArgs(fs *flag.FlagSet, args []string) error {
-	if err := parse(fs, args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q (flags after it were not read; this command takes none)", fs.Arg(0))}
-	}
-	return nil
-}
-
-// parse parses flags, turning errors into usage errors. No numeric flag of
-// any command means anything as NaN or an infinity (they panicked deep in
-// training or passed silently), so those are refused here, naming the flag.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	var bad error
-	fs.Visit(func(f *flag.Flag) {
-		if name, ok := renamedFlags[f.Name]; ok && f.Usage == "" {
-			fmt.Fprintf(fs.Output(), "note: --%s is now --%s\n", f.Name, name)
-		}
-		g, ok := f.Value.(flag.Getter)
-		if !ok || bad != nil {
-			return
-		}
-		if x, ok := g.Get().(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
-			bad = usageError{fmt.Errorf("--%s %v: want a finite number", f.Name, x)}
-		}
-	})
-	return bad
+	return cli.ParseNoArgs(fs, args, renamedFlags)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"strings"
 	"testing"
@@ -35,5 +36,26 @@ func TestCompletionBash(t *testing.T) {
 	s := CompletionBash("tool")
 	if !strings.Contains(s, "complete -o filenames -F _tool tool") || strings.Contains(s, "textarmor") {
 		t.Errorf("script:\n%s", s)
+	}
+}
+
+func TestParse(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	var out strings.Builder
+	fs.SetOutput(&out)
+	lr := fs.Float64("lr", 1, "rate")
+	fs.Var(fs.Lookup("lr").Value, "rate", "")
+	var ue UsageError
+	if err := Parse(fs, []string{"--lr", "NaN"}, nil); !errors.As(err, &ue) || !strings.Contains(err.Error(), "--lr NaN: want a finite number") {
+		t.Errorf("NaN: %v", err)
+	}
+	if err := ParseNoArgs(fs, []string{"--lr", "2", "stray", "--lr", "3"}, nil); !errors.As(err, &ue) || !strings.Contains(err.Error(), `unexpected argument "stray"`) {
+		t.Errorf("stray argument: %v", err)
+	}
+	if err := Parse(fs, []string{"--rate", "0.5"}, map[string]string{"rate": "lr"}); err != nil || *lr != 0.5 || !strings.Contains(out.String(), "note: --rate is now --lr") {
+		t.Errorf("old name: lr %g, %v, output %q", *lr, err, out.String())
+	}
+	if err := Parse(fs, []string{"--nope"}, nil); !errors.As(err, &ue) {
+		t.Errorf("unknown flag: %v", err)
 	}
 }

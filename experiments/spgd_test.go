@@ -1,0 +1,63 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/internal/synth"
+)
+
+func writeSynthCSV(t *testing.T, path string, n int, seed int64) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("text,label\n")
+	for _, e := range synth.Sentiment(n, 0, seed) {
+		fmt.Fprintf(&b, "%q,%d\n", e.Text, e.Label)
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The SPGD table trains its language model and every row on a generated
+// task, measures them, and a rerun computes nothing; a row of other
+// settings is refused.
+func TestSPGDTable(t *testing.T) {
+	dir := t.TempDir()
+	c := NewSPGDTable()
+	c.Data.Preset = ""
+	c.Data.Train, c.Data.Dev, c.Data.Test = filepath.Join(dir, "tr.csv"), filepath.Join(dir, "dv.csv"), filepath.Join(dir, "te.csv")
+	for i, f := range []string{c.Data.Train, c.Data.Dev, c.Data.Test} {
+		writeSynthCSV(t, f, []int{240, 40, 40}[i], int64(i+1))
+	}
+	c.LM.Model.EmbedDim, c.LM.Model.Hidden, c.LM.Options.Batch, c.LM.Options.LR = 8, 12, 8, 1e-2
+	c.Train.Net.HeadHidden, c.Train.Options.Epochs, c.Train.Options.LR = 10, 2, 1e-2
+	c.PPLN, c.Out = 20, filepath.Join(dir, "table")
+	var log strings.Builder
+	c.Log = &log
+	rep, err := RunSPGDTable(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Accuracy) != 5 || len(rep.Gap) != 3 || len(rep.Checks) != 8 {
+		t.Fatalf("accuracy %v, gaps %v, checks %v", rep.Accuracy, rep.Gap, rep.Checks)
+	}
+	for _, want := range []string{"| spgd | 2.5 |", "(93.54)", "(1.09)", "LM-initialised", "perplexity gap SPGD"} {
+		if !strings.Contains(rep.Markdown, want) {
+			t.Errorf("table lacks %q:\n%s", want, rep.Markdown)
+		}
+	}
+	log.Reset()
+	again, err := RunSPGDTable(context.Background(), c)
+	if err != nil || again.Markdown != rep.Markdown || strings.Contains(log.String(), "training") {
+		t.Errorf("rerun: %v, same table %v, log:\n%s", err, again.Markdown == rep.Markdown, log.String())
+	}
+	c.Eps["spgd"] = 1
+	if _, err := RunSPGDTable(context.Background(), c); err == nil || !strings.Contains(err.Error(), "remove") {
+		t.Errorf("a row of another ε: %v", err)
+	}
+}

@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+)
+
+// UsageError marks an error in how a command was called (exit code 2).
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// NewFlags makes the flag set of command name of program prog, whose
+// --help prints the usage line and every flag, as --name, in groups.
+func NewFlags(prog, name, usage string, stderr io.Writer, groups func(cmd string) []Group) *flag.FlagSet {
+	fs := flag.NewFlagSet(prog+" "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: %s %s\n\n", prog, usage)
+		PrintFlags(stderr, fs, groups(name))
+	}
+	return fs
+}
+
+// ParseNoArgs is Parse for commands that take no positional arguments:
+// Go's flag package stops at the first one and would silently drop every
+// flag after it ("train … stray --epochs 3" ran 10 epochs).
+func ParseNoArgs(fs *flag.FlagSet, args []string, renamed map[string]string) error {
+	if err := Parse(fs, args, renamed); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return UsageError{fmt.Errorf("unexpected argument %q (flags after it were not read; this command takes none)", fs.Arg(0))}
+	}
+	return nil
+}
+
+// Parse parses flags, turning errors into usage errors. No numeric flag
+// means anything as NaN or an infinity (they panicked deep in training or
+// passed silently), so those are refused, naming the flag. A flag given
+// by an old name (renamed: old → new, registered without usage text)
+// gets a note.
+func Parse(fs *flag.FlagSet, args []string, renamed map[string]string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return UsageError{err}
+	}
+	var bad error
+	fs.Visit(func(f *flag.Flag) {
+		if name, ok := renamed[f.Name]; ok && f.Usage == "" {
+			fmt.Fprintf(fs.Output(), "note: --%s is now --%s\n", f.Name, name)
+		}
+		g, ok := f.Value.(flag.Getter)
+		if !ok || bad != nil {
+			return
+		}
+		if x, ok := g.Get().(float64); ok && (math.IsNaN(x) || math.IsInf(x, 0)) {
+			bad = UsageError{fmt.Errorf("--%s %v: want a finite number", f.Name, x)}
+		}
+	})
+	return bad
+}
