@@ -179,3 +179,51 @@ func TestPerturbationPerplexity(t *testing.T) {
 		t.Errorf("advt at ε 1e-9: gap %g (%v)", r.Gap, err)
 	}
 }
+
+// explain --perturbation: SPGD's perturbation of a text read word by word:
+// at most a quarter of the words move, each towards a named neighbour;
+// the nearest word after the move and the formatted heat map.
+func TestExplainPerturbation(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "train.csv")
+	if err := writeSentimentCSV(tr, 200, 1); err != nil {
+		t.Fatal(err)
+	}
+	c := pipeline.NewTrainConfig()
+	c.Data.Train = tr
+	c.Net.EmbedDim, c.Net.Filters = 16, 8
+	c.Defense.Name, c.Defense.Settings.SPGD.Eps = "spgd", 1
+	c.Options.Epochs, c.Options.BatchSize, c.Options.LR, c.Options.Out = 2, 32, 1e-2, filepath.Join(dir, "m")
+	if _, err := pipeline.Train(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	texts := []string{"the film was good and the acting was great , a fine plot", ""}
+	got, err := pipeline.ExplainPerturbation(context.Background(), pipeline.ExplainPerturbationConfig{Model: c.Options.Out, Texts: texts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || len(got[1].Words) != 0 {
+		t.Fatalf("explained %d texts: %+v", len(got), got)
+	}
+	words, moved := got[0].Words, 0
+	for _, w := range words {
+		if w.Norm > 0 {
+			moved++
+			if w.Toward == "" || w.Toward == w.Word || w.Nearest == "" {
+				t.Errorf("moved word %+v", w)
+			}
+		} else if w.Toward != "" {
+			t.Errorf("unmoved word %+v has a neighbour", w)
+		}
+	}
+	if len(words) < 10 || moved == 0 || moved > len(words)/4 {
+		t.Errorf("%d of %d words moved, want 1 to ⌊T/4⌋", moved, len(words))
+	}
+	if f := got[0].Format("spgd", false); !strings.Contains(f, "spgd perturbation against") || strings.Count(f, "→") != moved {
+		t.Errorf("formatted:\n%s", f)
+	}
+	var ce *pipeline.ConfigError
+	if _, err := pipeline.ExplainPerturbation(context.Background(), pipeline.ExplainPerturbationConfig{Model: c.Options.Out, Method: "pgd", Texts: texts}); !errors.As(err, &ce) {
+		t.Errorf("unknown method: %v", err)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/internal/cli"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/pipeline"
 )
@@ -43,7 +44,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&c.MergeBatches, "merge-batches", false, "merge the full forward passes of the examples in flight (--workers > 1) into one model call (same results)")
 	registerExplain(fs, &c.Explain)
 	fs.BoolVar(&c.NoIncremental, "no-incremental", false, "score every candidate with a full forward pass (off: candidates close to the current text are re-evaluated incrementally; same results, faster)")
-	var constraints specList
+	var constraints cli.List
 	fs.StringVar(&c.Parts.Goal, "goal", "", "replace the recipe's goal: "+strings.Join(attack.GoalNames, ", ")+" (targeted:class=N)")
 	fs.StringVar(&c.Parts.Transformation, "transformation", "", "replace the recipe's substitutes: synonyms (neighbour sets), wordnet, nearest (--vectors)")
 	fs.StringVar(&c.Parts.Search, "search", "", "replace the recipe's search: greedy:order=delete|unk|pwws|gradient|random, beam:width=4, genetic:pop=60,gens=20, pso:pop=60,iters=20, iga:pop=60,gens=20,max-replace=5, hla:pop=30,gens=100,init=2500")

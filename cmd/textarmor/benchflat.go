@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/experiments"
+	"github.com/textarmor/textarmor/internal/cli"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -20,7 +21,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	var df dataFlags
 	df.register(fs, true)
 	var rows, attacks, methods, trainArgs string
-	var use specList
+	var use cli.List
 	var report bool
 	fs.StringVar(&c.Out, "out", "", "output folder: one folder per row (model, training log, attack CSVs and JSON summaries), table.md, table.json; rerun to resume (required)")
 	fs.StringVar(&c.Arch, "model", c.Arch, "architecture: cnn or lstm, FLAT's (spec §5)")

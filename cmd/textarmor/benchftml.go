@@ -10,6 +10,7 @@ import (
 
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/experiments"
+	"github.com/textarmor/textarmor/internal/cli"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -22,7 +23,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	c := experiments.NewFTMLTable()
 	var defList, atkList, recipeEpochs, blasName string
 	var n, trainN, cleanN int
-	var recipeFlags specList
+	var recipeFlags cli.List
 	var report bool
 	fs.StringVar(&c.DataDir, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
 	fs.StringVar(&c.Arch, "model", c.Arch, "architecture: cnn or bilstm (the LSTM columns)")

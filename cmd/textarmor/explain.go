@@ -27,10 +27,17 @@ func runExplain(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&c.Steps, "steps", c.Steps, "ig: interpolation steps")
 	fs.IntVar(&c.Samples, "samples", c.Samples, "lime: perturbed samples")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "lime: random seed")
+	var pert pipeline.ExplainPerturbationConfig
+	fs.StringVar(&pert.Method, "perturbation", "", "instead of attributions, the embedding perturbation of advt, iadvt or spgd read as words (SPGD's heat map): each word's ‖d‖ and the neighbour it moves towards")
+	fs.Float64Var(&pert.Eps, "eps", 0, "with --perturbation: ε (0 = the model's own, else the method's default)")
 	if err := parse(fs, args); err != nil {
 		return err
 	}
 	c.Texts, c.Input = fs.Args(), os.Stdin
+	if pert.Method != "" {
+		pert.Model, pert.Texts = c.Model, c.Texts
+		return explainPerturbation(pert, asJSON, color == "always" || (color == "auto" && progress.IsTerminal(stdout)), stdout)
+	}
 	if err := c.Check(); err != nil { // before --color, as it always was
 		return err
 	}
@@ -92,4 +99,20 @@ func printAttribution(stdout io.Writer, e pipeline.ExplainedText, method string,
 		}
 		fmt.Fprintf(stdout, "  %-20s %+.4f%s\n", w, e.Scores[j], unk)
 	}
+}
+
+// explainPerturbation prints each text's perturbation word by word.
+func explainPerturbation(c pipeline.ExplainPerturbationConfig, asJSON, useColor bool, stdout io.Writer) error {
+	texts, err := pipeline.ExplainPerturbation(context.Background(), c)
+	for _, pt := range texts {
+		if asJSON {
+			err = json.NewEncoder(stdout).Encode(pt)
+		} else {
+			_, err = fmt.Fprint(stdout, pt.Format(c.Method, useColor))
+		}
+		if err != nil {
+			break
+		}
+	}
+	return err
 }

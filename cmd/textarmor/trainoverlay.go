@@ -4,9 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"reflect"
-	"strings"
 
+	"github.com/textarmor/textarmor/internal/cli"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -94,17 +93,9 @@ func trainOverlay(what string, args []string) (func(c *pipeline.TrainConfig, kee
 		return nil, nil, err
 	}
 	apply := func(c *pipeline.TrainConfig, keep func(string) bool) {
-		dst, src := reflect.ValueOf(c).Elem(), reflect.ValueOf(&full).Elem()
 		for _, name := range names {
-			if keep != nil && !keep(name) {
-				continue
-			}
-			for _, path := range overlayFields[name] {
-				d, s := dst, src
-				for _, field := range strings.Split(path, ".") {
-					d, s = d.FieldByName(field), s.FieldByName(field)
-				}
-				d.Set(s)
+			if keep == nil || keep(name) {
+				cli.CopyFields(c, &full, overlayFields[name])
 			}
 		}
 	}

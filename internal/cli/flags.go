@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 )
 
 // UsageError marks an error in how a command was called (exit code 2).
@@ -66,3 +67,9 @@ func Parse(fs *flag.FlagSet, args []string, renamed map[string]string) error {
 	})
 	return bad
 }
+
+// List is a repeatable flag: each use appends its value.
+type List []string
+
+func (l *List) String() string     { return strings.Join(*l, " ") }
+func (l *List) Set(s string) error { *l = append(*l, s); return nil }

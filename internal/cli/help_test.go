@@ -59,3 +59,22 @@ func TestParse(t *testing.T) {
 		t.Errorf("unknown flag: %v", err)
 	}
 }
+
+func TestCopyFieldsAndList(t *testing.T) {
+	type inner struct{ A, B int }
+	type outer struct {
+		In inner
+		S  string
+	}
+	dst, src := outer{In: inner{1, 2}, S: "x"}, outer{In: inner{10, 20}, S: "y"}
+	CopyFields(&dst, &src, []string{"In.B", "S"})
+	if dst != (outer{In: inner{1, 20}, S: "y"}) {
+		t.Errorf("copied %+v", dst)
+	}
+	var l List
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.Var(&l, "use", "")
+	if err := fs.Parse([]string{"--use", "a", "--use", "b c"}); err != nil || len(l) != 2 || l.String() != "a b c" {
+		t.Errorf("list %q (%v)", l, err)
+	}
+}
