@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/ag"
-	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
@@ -59,16 +58,9 @@ func ExplainPerturbation(ctx context.Context, c ExplainPerturbationConfig) ([]Pe
 	if err != nil {
 		return nil, err
 	}
-	settings, err := perturbationSettings(m, c.Method, nil)
+	adv, err := perturbationObjective(m, c.Method, nil, c.Eps)
 	if err != nil {
 		return nil, err
-	}
-	if c.Eps > 0 {
-		settings.Eps = c.Eps
-	}
-	adv, err := defense.NewAdvText(settings)
-	if err != nil {
-		return nil, &ConfigError{err}
 	}
 	emb, words := m.Net.Emb.W.Value, m.Vocab.Words()
 	dim := emb.Shape[1]

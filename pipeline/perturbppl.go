@@ -83,17 +83,11 @@ func PerturbationPerplexity(ctx context.Context, c PerturbationPerplexityConfig)
 	if !slices.Equal(m.Vocab.Words(), lm.Vocab.Words()) || m.Net.Cfg.EmbedDim != lm.Cfg.EmbedDim {
 		return nil, configErrorf("%s and the language model %s have other vocabularies or embedding sizes (train the classifier with --init-lm %s)", c.Model, c.LM, c.LM)
 	}
-	settings, err := perturbationSettings(m, c.Method, c.Settings)
+	adv, err := perturbationObjective(m, c.Method, c.Settings, c.Eps)
 	if err != nil {
 		return nil, err
 	}
-	if c.Eps > 0 {
-		settings.Eps = c.Eps
-	}
-	adv, err := defense.NewAdvText(settings)
-	if err != nil {
-		return nil, &ConfigError{err}
-	}
+	settings := adv.AdvTextConfig
 	ex, _, err := c.Data.ForModel(m, c.Split, nil)
 	if err != nil {
 		return nil, err
@@ -158,6 +152,23 @@ func PerturbationPerplexity(ctx context.Context, c PerturbationPerplexityConfig)
 	}
 	r.Moved = float64(moved) / float64(max(total, 1))
 	return r, nil
+}
+
+// perturbationObjective is the AdvText objective of perturbationSettings,
+// with eps (when positive) for ε.
+func perturbationObjective(m *model.Model, method string, given *defense.AdvTextConfig, eps float64) (*defense.AdvText, error) {
+	settings, err := perturbationSettings(m, method, given)
+	if err != nil {
+		return nil, err
+	}
+	if eps > 0 {
+		settings.Eps = eps
+	}
+	adv, err := defense.NewAdvText(settings)
+	if err != nil {
+		return nil, &ConfigError{err}
+	}
+	return adv, nil
 }
 
 // perturbationSettings are the given settings, else those m was trained
