@@ -114,7 +114,11 @@ func DefenseSpeed(opt DefenseSpeedOptions) (*DefenseSpeedResult, error) {
 		var obj train.Objective = train.Standard{}
 		if name != "standard" {
 			s := defense.DefaultSettings()
-			if obj, err = defense.NewObjective(name, s, defense.NewSynonymTable(opt.Synonyms, vocab, s.K), m.Net.Emb.W.Value); err != nil {
+			var syn *defense.SynonymTable
+			if opt.Synonyms != nil {
+				syn = defense.NewSynonymTable(opt.Synonyms, vocab, s.K)
+			}
+			if obj, err = defense.NewObjective(name, s, syn, m.Net.Emb.W.Value); err != nil {
 				return train.EpochStats{}, err
 			}
 		}
