@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/textarmor/textarmor/defense"
@@ -42,7 +43,12 @@ type SPGDTable struct {
 	Train pipeline.TrainConfig
 	// Eps are the rows' ε (spec §10: re-tuned for the scale; default the
 	// paper's ratio 5 : 15 : 25 scaled by 0.1).
-	Eps  map[string]float64
+	Eps map[string]float64
+	// Grid, when set, trains each adversarial row at every ε of it (rows
+	// "spgd@2.5", ...) and the table takes, per method, the one with the
+	// best dev accuracy (spec §10's tuning; its grid is 0.5, 1, 2.5, 5,
+	// 10, 25).
+	Grid []float64
 	Rows []string
 	// PPLN test texts of a seed-0 sample judge the perturbations.
 	PPLN int
@@ -74,8 +80,9 @@ type SPGDReport struct {
 
 // spgdCell is a row's result file.
 type spgdCell struct {
-	Accuracy float64 `json:"accuracy"` // %
-	N        int     `json:"n"`
+	Accuracy    float64 `json:"accuracy"` // %
+	N           int     `json:"n"`
+	DevAccuracy float64 `json:"dev_accuracy"` // %, for the ε grid's choice
 	*pipeline.PerturbationPerplexityReport
 }
 
@@ -102,16 +109,47 @@ func RunSPGDTable(ctx context.Context, c SPGDTable) (*SPGDReport, error) {
 	}); err != nil {
 		return nil, err
 	}
-	for _, row := range c.Rows {
-		if err := t.WithRow(row, func() error { return c.row(ctx, t, row, lmDir) }); err != nil {
+	for _, row := range c.trainedRows() {
+		if err := t.WithRow(rowDir(row), func() error { return c.row(ctx, t, row, lmDir) }); err != nil {
 			return nil, fmt.Errorf("%s: %w", row, err)
 		}
 	}
 	return c.report(t, true)
 }
 
+// trainedRows are the rows to train: Rows, each adversarial one at every
+// ε of Grid when there is one ("spgd@2.5").
+func (c SPGDTable) trainedRows() []string {
+	var out []string
+	for _, r := range c.Rows {
+		if len(c.Grid) == 0 || r == "random" || r == "lm" {
+			out = append(out, r)
+			continue
+		}
+		for _, e := range c.Grid {
+			out = append(out, fmt.Sprintf("%s@%g", r, e))
+		}
+	}
+	return out
+}
+
+// rowDir is a row's folder name ("spgd@2.5" → "spgd-eps-2.5").
+func rowDir(row string) string { return strings.ReplaceAll(row, "@", "-eps-") }
+
+// splitRow splits "spgd@2.5" into the method and ε (0 without one).
+func splitRow(row string) (string, float64) {
+	m, e, ok := strings.Cut(row, "@")
+	if !ok {
+		return row, 0
+	}
+	var eps float64
+	fmt.Sscan(e, &eps)
+	return m, eps
+}
+
 // rowConfig is a row's training configuration.
 func (c SPGDTable) rowConfig(row, lmDir string) pipeline.TrainConfig {
+	row, gridEps := splitRow(row)
 	tc := c.Train
 	tc.Data = c.Data
 	tc.Data.MaxLen = c.Train.Data.MaxLen
@@ -127,13 +165,16 @@ func (c SPGDTable) rowConfig(row, lmDir string) pipeline.TrainConfig {
 		if e, ok := c.Eps[row]; ok {
 			cfg.Eps = e
 		}
+		if gridEps > 0 {
+			cfg.Eps = gridEps
+		}
 	}
 	return tc
 }
 
 // row trains one row's classifier unless it is there, then measures it.
-func (c SPGDTable) row(ctx context.Context, t *Table, row, lmDir string) error {
-	tc := c.rowConfig(row, lmDir)
+func (c SPGDTable) row(ctx context.Context, t *Table, name, lmDir string) error {
+	tc, row := c.rowConfig(name, lmDir), rowDir(name)
 	want, err := identity(tc)
 	if err != nil {
 		return err
@@ -173,6 +214,13 @@ func (c SPGDTable) row(ctx context.Context, t *Table, row, lmDir string) error {
 		return err
 	}
 	cell.Accuracy, cell.N = 100*rep.Accuracy, rep.N
+	if len(ds.Dev) > 0 {
+		dev, err := pipeline.Evaluate(m, ds.Dev, ds.Classes)
+		if err != nil {
+			return err
+		}
+		cell.DevAccuracy = 100 * dev.Accuracy
+	}
 	if row != "random" && row != "lm" {
 		p := pipeline.NewPerturbationPerplexityConfig()
 		p.Model, p.LM, p.Data, p.N = dir, lmDir, c.Data, c.PPLN
@@ -192,17 +240,34 @@ func ReportSPGDTable(c SPGDTable) (*SPGDReport, error) {
 
 func (c SPGDTable) report(t *Table, write bool) (*SPGDReport, error) {
 	rep := &SPGDReport{Accuracy: map[string]float64{}, Gap: map[string]float64{}}
-	cells := map[string]spgdCell{}
-	for _, row := range SPGDRows {
+	// cells holds each table row's cell: a grid's best-on-dev ε for a
+	// method trained on one (the grid's rows are listed below the table).
+	cells, grid := map[string]spgdCell{}, map[string]spgdCell{}
+	shown := slices.Clone(SPGDRows)
+	if len(c.Grid) > 0 {
+		shown = append(shown, c.trainedRows()...)
+	}
+	for _, name := range shown {
 		var cell spgdCell
-		if ok, err := t.ReadJSON(row, "cell.json", &cell); err != nil {
+		if ok, err := t.ReadJSON(rowDir(name), "cell.json", &cell); err != nil {
 			return nil, err
-		} else if ok {
-			cells[row] = cell
-			rep.Accuracy[row] = cell.Accuracy
-			if cell.PerturbationPerplexityReport != nil {
-				rep.Gap[row] = cell.Gap
-			}
+		} else if !ok {
+			continue
+		}
+		method, eps := splitRow(name)
+		if eps == 0 {
+			cells[method] = cell
+			continue
+		}
+		grid[name] = cell
+		if best, ok := cells[method]; !ok || cell.DevAccuracy > best.DevAccuracy {
+			cells[method] = cell
+		}
+	}
+	for row, cell := range cells {
+		rep.Accuracy[row] = cell.Accuracy
+		if cell.PerturbationPerplexityReport != nil {
+			rep.Gap[row] = cell.Gap
 		}
 	}
 	var b strings.Builder
@@ -215,23 +280,19 @@ func (c SPGDTable) report(t *Table, write bool) (*SPGDReport, error) {
 			fmt.Fprintf(&b, "| %s | | — | | | | | |\n", row)
 			continue
 		}
-		fmt.Fprintf(&b, "| %s |", row)
-		p := cell.PerturbationPerplexityReport
-		if p != nil {
-			fmt.Fprintf(&b, " %g |", p.Settings.Eps)
-		} else {
-			b.WriteString(" |")
+		b.WriteString(spgdLine(row, row, cell))
+	}
+	if len(grid) > 0 {
+		b.WriteString("\nThe ε grid (the table takes each method's best dev accuracy):\n\n| row | dev accuracy | test accuracy | gap |\n|---|---|---|---|\n")
+		for _, name := range c.trainedRows() {
+			if cell, ok := grid[name]; ok {
+				mark := ""
+				if m, _ := splitRow(name); cells[m].PerturbationPerplexityReport == cell.PerturbationPerplexityReport {
+					mark = " *"
+				}
+				fmt.Fprintf(&b, "| %s%s | %.2f | %.2f | %+.2f |\n", name, mark, cell.DevAccuracy, cell.Accuracy, cell.Gap)
+			}
 		}
-		fmt.Fprintf(&b, " %.2f ± %.2f (%.2f) |", cell.Accuracy, 100*metrics.BinomialSE(cell.Accuracy/100, cell.N), SPGDPaperAccuracy[row])
-		if p == nil {
-			b.WriteString(" | | | | |\n")
-			continue
-		}
-		disc := ""
-		if p.Discretized > 0 {
-			disc = fmt.Sprintf("%.2f", p.Discretized)
-		}
-		fmt.Fprintf(&b, " %.2f | %.2f | %+.2f (%.2f) | %.1f %% | %s |\n", p.Perturbed, p.Clean, p.Gap, SPGDPaperGap[row], 100*p.Moved, disc)
 	}
 	rep.Checks = spgdChecks(cells)
 	if len(rep.Checks) > 0 {
@@ -244,7 +305,30 @@ func (c SPGDTable) report(t *Table, write bool) (*SPGDReport, error) {
 	if !write {
 		return rep, nil
 	}
-	return rep, t.Publish(nil, rep.Markdown, map[string]any{"accuracy": rep.Accuracy, "gap": rep.Gap, "checks": rep.Checks, "cells": cells}, false, false)
+	return rep, t.Publish(nil, rep.Markdown, map[string]any{"accuracy": rep.Accuracy, "gap": rep.Gap, "checks": rep.Checks, "cells": cells, "grid": grid}, false, false)
+}
+
+// spgdLine is a row of the table.
+func spgdLine(label, row string, cell spgdCell) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %s |", label)
+	p := cell.PerturbationPerplexityReport
+	if p != nil {
+		fmt.Fprintf(&b, " %g |", p.Settings.Eps)
+	} else {
+		b.WriteString(" |")
+	}
+	fmt.Fprintf(&b, " %.2f ± %.2f (%.2f) |", cell.Accuracy, 100*metrics.BinomialSE(cell.Accuracy/100, cell.N), SPGDPaperAccuracy[row])
+	if p == nil {
+		b.WriteString(" | | | | |\n")
+		return b.String()
+	}
+	disc := ""
+	if p.Discretized > 0 {
+		disc = fmt.Sprintf("%.2f", p.Discretized)
+	}
+	fmt.Fprintf(&b, " %.2f | %.2f | %+.2f (%.2f) | %.1f %% | %s |\n", p.Perturbed, p.Clean, p.Gap, SPGDPaperGap[row], 100*p.Moved, disc)
+	return b.String()
 }
 
 // spgdChecks states issue #42's orderings on the cells there, each

@@ -61,3 +61,37 @@ func TestSPGDTable(t *testing.T) {
 		t.Errorf("a row of another ε: %v", err)
 	}
 }
+
+// With an ε grid each adversarial method trains at every ε and the table
+// takes the one with the best dev accuracy.
+func TestSPGDTableGrid(t *testing.T) {
+	dir := t.TempDir()
+	c := NewSPGDTable()
+	c.Data.Preset = ""
+	c.Data.Train, c.Data.Dev, c.Data.Test = filepath.Join(dir, "tr.csv"), filepath.Join(dir, "dv.csv"), filepath.Join(dir, "te.csv")
+	for i, f := range []string{c.Data.Train, c.Data.Dev, c.Data.Test} {
+		writeSynthCSV(t, f, []int{200, 40, 40}[i], int64(i+4))
+	}
+	c.LM.Model.EmbedDim, c.LM.Model.Hidden, c.LM.Options.Batch, c.LM.Options.LR = 8, 12, 8, 1e-2
+	c.Train.Net.HeadHidden, c.Train.Options.Epochs, c.Train.Options.LR = 10, 2, 1e-2
+	c.PPLN, c.Out, c.Rows, c.Grid = 10, filepath.Join(dir, "table"), []string{"lm", "spgd"}, []float64{0.1, 3}
+	rep, err := RunSPGDTable(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var devs []float64
+	for _, e := range c.Grid {
+		var cell spgdCell
+		if ok, err := (&Table{Dir: c.Out}).ReadJSON(rowDir(fmt.Sprintf("spgd@%g", e)), "cell.json", &cell); !ok || err != nil {
+			t.Fatalf("grid row %g: %v", e, err)
+		}
+		devs = append(devs, cell.DevAccuracy)
+	}
+	best := 0
+	if devs[1] > devs[0] {
+		best = 1
+	}
+	if !strings.Contains(rep.Markdown, fmt.Sprintf("| spgd@%g * |", c.Grid[best])) || !strings.Contains(rep.Markdown, fmt.Sprintf("| spgd | %g |", c.Grid[best])) {
+		t.Errorf("dev accuracies %v; table:\n%s", devs, rep.Markdown)
+	}
+}

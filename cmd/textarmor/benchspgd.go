@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/experiments"
+	"github.com/textarmor/textarmor/internal/cli"
 )
 
 // runBenchSPGDTable implements `bench spgd-table`: SPGD's Tables 3 and 1
@@ -26,6 +27,7 @@ func runBenchSPGDTable(args []string, stdout, stderr io.Writer) error {
 	for _, m := range []string{"advt", "iadvt", "spgd"} {
 		eps[m] = fs.Float64(m+"-eps", c.Eps[m], m+"'s ε")
 	}
+	fs.Var((*cli.Floats)(&c.Grid), "eps-grid", "train each adversarial row at every ε of this comma-separated list and keep each method's best on dev (spec §10: 0.5,1,2.5,5,10,25)")
 	fs.IntVar(&c.PPLN, "ppl-n", c.PPLN, "test texts of a seed-0 sample that judge the perturbations")
 	fs.BoolVar(&report, "report", false, "print the table from the cells already there, computing and writing nothing")
 	if err := parseNoArgs(fs, args); err != nil {

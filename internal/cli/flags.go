@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -73,3 +74,30 @@ type List []string
 
 func (l *List) String() string     { return strings.Join(*l, " ") }
 func (l *List) Set(s string) error { *l = append(*l, s); return nil }
+
+// Floats is a flag of comma-separated numbers ("0.5,1,2.5"); NaN and the
+// infinities are refused.
+type Floats []float64
+
+func (f *Floats) String() string {
+	var parts []string
+	for _, x := range *f {
+		parts = append(parts, strconv.FormatFloat(x, 'g', -1, 64))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f *Floats) Set(s string) error {
+	*f = nil
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		x, err := strconv.ParseFloat(p, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return fmt.Errorf("%q is not a finite number", p)
+		}
+		*f = append(*f, x)
+	}
+	return nil
+}

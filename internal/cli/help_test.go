@@ -78,3 +78,15 @@ func TestCopyFieldsAndList(t *testing.T) {
 		t.Errorf("list %q (%v)", l, err)
 	}
 }
+
+func TestFloats(t *testing.T) {
+	var f Floats
+	if err := f.Set("0.5, 1,2.5,"); err != nil || len(f) != 3 || f[2] != 2.5 || f.String() != "0.5,1,2.5" {
+		t.Errorf("floats %v (%v)", f, err)
+	}
+	for _, bad := range []string{"1,x", "NaN", "1,Inf"} {
+		if err := f.Set(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
