@@ -227,3 +227,33 @@ func TestExplainPerturbation(t *testing.T) {
 		t.Errorf("unknown method: %v", err)
 	}
 }
+
+// A classifier of another vocabulary than the language model's is refused,
+// naming the fix.
+func TestPerturbationPerplexityRefusesOtherVocabulary(t *testing.T) {
+	dir := t.TempDir()
+	tr := filepath.Join(dir, "train.csv")
+	if err := writeSentimentCSV(tr, 120, 1); err != nil {
+		t.Fatal(err)
+	}
+	lc := pipeline.NewTrainLSTMLMConfig()
+	lc.Data.Train, lc.MaxVocab = tr, 20
+	lc.Model.EmbedDim, lc.Model.Hidden = 8, 8
+	lc.Options.Epochs, lc.Options.Batch, lc.Options.Out = 1, 4, filepath.Join(dir, "lm")
+	if _, err := pipeline.TrainLSTMLM(context.Background(), lc); err != nil {
+		t.Fatal(err)
+	}
+	c := pipeline.NewTrainConfig()
+	c.Data.Train = tr
+	c.Net.EmbedDim, c.Net.Filters = 8, 4
+	c.Options.Epochs, c.Options.Out = 1, filepath.Join(dir, "clf")
+	if _, err := pipeline.Train(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	p := pipeline.NewPerturbationPerplexityConfig()
+	p.Model, p.LM, p.Method, p.Data.Test = c.Options.Out, lc.Options.Out, "spgd", tr
+	var ce *pipeline.ConfigError
+	if _, err := pipeline.PerturbationPerplexity(context.Background(), p); !errors.As(err, &ce) || !strings.Contains(err.Error(), "--init-lm") {
+		t.Errorf("mismatched vocabularies: %v", err)
+	}
+}
