@@ -63,6 +63,9 @@ func ExplainPerturbation(ctx context.Context, c ExplainPerturbationConfig) ([]Pe
 		return nil, err
 	}
 	emb, words := m.Net.Emb.W.Value, m.Vocab.Words()
+	if m.Pieces != nil { // a transformer's rows are word pieces
+		words = m.Pieces.Vocab()
+	}
 	dim := emb.Shape[1]
 	var out []PerturbedText
 	for _, s := range c.Texts {

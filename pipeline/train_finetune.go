@@ -87,7 +87,13 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 	if c.Defense.Name == "adv" { // the rate stays fine-tuning's (FLAT's 0.01 is for CNNs and LSTMs)
 		res, err = c.runRounds(m, train.Standard{}, trainSet, dev, opt, log)
 	} else {
-		res, err = train.Run(m, train.Standard{}, train.Encode(m, trainSet), train.Encode(m, dev), opt)
+		// standard, or an embedding-space defense over the word pieces.
+		obj, oerr := c.Defense.Objective(m, c.Data.Dir, log)
+		if oerr != nil {
+			return nil, oerr
+		}
+		DescribeObjective(obj, opt.Info, log)
+		res, err = train.Run(m, obj, train.Encode(m, trainSet), train.Encode(m, dev), opt)
 	}
 	if err != nil {
 		return nil, err

@@ -123,6 +123,25 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 	if am, err := model.Load(advOut); err != nil || am.Training["defense"] != "adv" || am.Pieces == nil {
 		t.Errorf("adv model: %v, training record %v", err, am.Training)
 	}
+	// The embedding-space defenses fine-tune the transformer through its
+	// word-piece embeddings (neighbours among the pieces; ε small, as the
+	// pieces' rows are: N(0, 0.02²) here), and explain --perturbation
+	// reads the result.
+	for def, eps := range map[string]string{"advt": "0.005", "iadvt": "0.02", "spgd": "0.02"} {
+		o := filepath.Join(dir, def)
+		code, _, stderr = runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "transformer", "--init", hf, "--defense", def,
+			"--"+def+"-eps", eps, "--epochs", "10", "--lr", "3e-3", "--batch", "16", "--out", o, "--quiet")
+		if code != 0 {
+			t.Fatalf("train --init --defense %s: exit %d: %s", def, code, stderr)
+		}
+		if am, err := model.Load(o); err != nil || am.Training["defense"] != def || accuracyOf(t, o, dv) < 0.75 {
+			t.Errorf("%s model: %v, training record %v", def, err, am.Training)
+		}
+	}
+	code, stdout, stderr = runCmd(t, "explain", "--model", filepath.Join(dir, "spgd"), "--perturbation", "spgd", "--json", "a good and excellent film with a dull plot")
+	if code != 0 || !strings.Contains(stdout, `"toward"`) {
+		t.Errorf("explain --perturbation on the transformer: exit %d: %s %s", code, stdout, stderr)
+	}
 	// Misuse: flags that shape a network, defenses not available yet.
 	for _, args := range [][]string{
 		{"--init", hf, "--model", "transformer", "--embed-dim", "8"},
@@ -135,4 +154,17 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr)
 		}
 	}
+}
+
+// accuracyOf is a model's accuracy on a labelled file, by eval --json.
+func accuracyOf(t *testing.T, modelDir, file string) float64 {
+	t.Helper()
+	code, stdout, stderr := runCmd(t, "eval", "--model", modelDir, "--test", file, "--json")
+	var rep struct {
+		Accuracy float64 `json:"accuracy"`
+	}
+	if code != 0 || json.Unmarshal([]byte(stdout), &rep) != nil {
+		t.Fatalf("eval %s: exit %d: %s", modelDir, code, stderr)
+	}
+	return rep.Accuracy
 }
