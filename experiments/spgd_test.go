@@ -23,20 +23,25 @@ func writeSynthCSV(t *testing.T, path string, n int, seed int64) {
 	}
 }
 
-// The SPGD table trains its language model and every row on a generated
-// task, measures them, and a rerun computes nothing; a row of other
-// settings is refused.
-func TestSPGDTable(t *testing.T) {
-	dir := t.TempDir()
+// tinySPGDTable is the table at a tiny scale on a generated task in dir.
+func tinySPGDTable(t *testing.T, dir string, train int, seed int64) SPGDTable {
 	c := NewSPGDTable()
 	c.Data.Preset = ""
 	c.Data.Train, c.Data.Dev, c.Data.Test = filepath.Join(dir, "tr.csv"), filepath.Join(dir, "dv.csv"), filepath.Join(dir, "te.csv")
 	for i, f := range []string{c.Data.Train, c.Data.Dev, c.Data.Test} {
-		writeSynthCSV(t, f, []int{240, 40, 40}[i], int64(i+1))
+		writeSynthCSV(t, f, []int{train, 40, 40}[i], seed+int64(i))
 	}
 	c.LM.Model.EmbedDim, c.LM.Model.Hidden, c.LM.Options.Batch, c.LM.Options.LR = 8, 12, 8, 1e-2
 	c.Train.Net.HeadHidden, c.Train.Options.Epochs, c.Train.Options.LR = 10, 2, 1e-2
 	c.PPLN, c.Out = 20, filepath.Join(dir, "table")
+	return c
+}
+
+// The SPGD table trains its language model and every row on a generated
+// task, measures them, and a rerun computes nothing; a row of other
+// settings is refused.
+func TestSPGDTable(t *testing.T) {
+	c := tinySPGDTable(t, t.TempDir(), 240, 1)
 	var log strings.Builder
 	c.Log = &log
 	rep, err := RunSPGDTable(context.Background(), c)
@@ -65,16 +70,8 @@ func TestSPGDTable(t *testing.T) {
 // With an ε grid each adversarial method trains at every ε and the table
 // takes the one with the best dev accuracy.
 func TestSPGDTableGrid(t *testing.T) {
-	dir := t.TempDir()
-	c := NewSPGDTable()
-	c.Data.Preset = ""
-	c.Data.Train, c.Data.Dev, c.Data.Test = filepath.Join(dir, "tr.csv"), filepath.Join(dir, "dv.csv"), filepath.Join(dir, "te.csv")
-	for i, f := range []string{c.Data.Train, c.Data.Dev, c.Data.Test} {
-		writeSynthCSV(t, f, []int{200, 40, 40}[i], int64(i+4))
-	}
-	c.LM.Model.EmbedDim, c.LM.Model.Hidden, c.LM.Options.Batch, c.LM.Options.LR = 8, 12, 8, 1e-2
-	c.Train.Net.HeadHidden, c.Train.Options.Epochs, c.Train.Options.LR = 10, 2, 1e-2
-	c.PPLN, c.Out, c.Rows, c.Grid = 10, filepath.Join(dir, "table"), []string{"lm", "spgd"}, []float64{0.1, 3}
+	c := tinySPGDTable(t, t.TempDir(), 200, 4)
+	c.PPLN, c.Rows, c.Grid = 10, []string{"lm", "spgd"}, []float64{0.1, 3}
 	rep, err := RunSPGDTable(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
