@@ -257,3 +257,52 @@ func TestPerturbationPerplexityRefusesOtherVocabulary(t *testing.T) {
 		t.Errorf("mismatched vocabularies: %v", err)
 	}
 }
+
+// attack --recipe pgd|fgm: accuracy under a perturbation of the input
+// embeddings falls with ε, is the clean accuracy at ε 0, and comes with
+// the paired SE of the drop; bad settings name their flag.
+func TestEmbeddingAttackJob(t *testing.T) {
+	dir := t.TempDir()
+	tr, te := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
+	for i, f := range []string{tr, te} {
+		if err := writeSentimentCSV(f, []int{200, 60}[i], int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := pipeline.NewTrainConfig()
+	c.Data.Train = tr
+	c.Net.EmbedDim, c.Net.Filters = 16, 8
+	c.Options.Epochs, c.Options.BatchSize, c.Options.LR, c.Options.Out = 4, 32, 1e-2, filepath.Join(dir, "m")
+	if _, err := pipeline.Train(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	prev := 2.0
+	for _, eps := range []float64{0, 0.5, 5} {
+		a := pipeline.NewEmbeddingAttackConfig()
+		a.Model, a.Data.Test, a.Eps = c.Options.Out, te, eps
+		r, err := pipeline.EmbeddingAttack(context.Background(), a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.N != 60 || r.UnderAttack > prev || (eps == 0 && (r.UnderAttack != r.Clean || r.DropSE != 0)) || (eps > 0 && r.DropSE <= 0) {
+			t.Errorf("ε %g: %+v (previous %g)", eps, r, prev)
+		}
+		prev = r.UnderAttack
+	}
+	for _, bad := range []struct {
+		edit func(*pipeline.EmbeddingAttackConfig)
+		want string
+	}{
+		{func(a *pipeline.EmbeddingAttackConfig) { a.Eps = -1 }, "--eps -1"},
+		{func(a *pipeline.EmbeddingAttackConfig) { a.Method = "pgdx" }, "pgd and fgm"},
+		{func(a *pipeline.EmbeddingAttackConfig) { a.Steps = -2 }, "--steps -2"},
+	} {
+		a := pipeline.NewEmbeddingAttackConfig()
+		a.Model, a.Data.Test, a.Eps = c.Options.Out, te, 1
+		bad.edit(&a)
+		var ce *pipeline.ConfigError
+		if _, err := pipeline.EmbeddingAttack(context.Background(), a); !errors.As(err, &ce) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v", bad.want, err)
+		}
+	}
+}

@@ -21,7 +21,10 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	var blasName string
 	var asJSON, quiet bool
 	fs.StringVar(&c.Model, "model", "", "model directory written by 'textarmor train' (required)")
-	fs.StringVar(&c.Recipe, "recipe", "", "attack recipe: "+strings.Join(attack.RecipeNames(), ", ")+" (required)")
+	fs.StringVar(&c.Recipe, "recipe", "", "attack recipe: "+strings.Join(attack.RecipeNames(), ", ")+"; or pgd, fgm: the input embeddings moved by ε (--eps, --steps) (required)")
+	ec := pipeline.NewEmbeddingAttackConfig()
+	fs.Float64Var(&ec.Eps, "eps", 0, "pgd, fgm: L2 radius of each example's perturbation of its embeddings")
+	fs.IntVar(&ec.Steps, "steps", 0, "pgd: ascent steps (0 = 3, each of size ε)")
 	fs.StringVar(&c.Split, "split", c.Split, "split to attack: train, dev or test")
 	fs.IntVar(&c.N, "n", c.N, "attack this many examples (0 = the whole split); ftml protocol: a seeded random sample, otherwise the first n")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "random seed (with the example index it seeds each example's attack)")
@@ -54,6 +57,18 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	c.Data, c.Parts.Constraints, c.Log = df.Data, constraints, stderr
+	if c.Recipe == "pgd" || c.Recipe == "fgm" {
+		ec.Model, ec.Data, ec.Split, ec.N, ec.Seed, ec.Method = c.Model, c.Data, c.Split, c.N, c.Seed, c.Recipe
+		r, err := pipeline.EmbeddingAttack(context.Background(), ec)
+		if err != nil {
+			return err
+		} else if asJSON {
+			return json.NewEncoder(stdout).Encode(r)
+		}
+		_, err = fmt.Fprintf(stdout, "%s, ε %g, %d steps of %g, on %d %s examples: accuracy %.2f%% clean, %.2f%% under attack (drop %.2f ± %.2f paired SE)\n",
+			r.Method, r.Attack.Eps, r.Attack.Steps, r.Attack.Step, r.N, r.Dataset, 100*r.Clean, 100*r.UnderAttack, 100*(r.Clean-r.UnderAttack), 100*r.DropSE)
+		return err
+	}
 	nearestGiven(fs, &c.Nearest)
 	if !quiet {
 		c.Progress = stderr

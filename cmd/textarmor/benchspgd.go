@@ -38,13 +38,10 @@ func runBenchSPGDTable(args []string, stdout, stderr io.Writer) error {
 		c.Eps[m] = *e
 	}
 	c.Train.TrainSubset = c.Train.TrainN > 0
-	run := func() (*experiments.SPGDReport, error) {
-		if report {
-			return experiments.ReportSPGDTable(c)
-		}
-		return experiments.RunSPGDTable(context.Background(), c)
+	rep, err := experiments.ReportSPGDTable(c)
+	if !report {
+		rep, err = experiments.RunSPGDTable(context.Background(), c)
 	}
-	rep, err := run()
 	if err != nil {
 		return err
 	}

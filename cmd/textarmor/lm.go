@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/textarmor/textarmor/internal/cli"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -22,12 +23,12 @@ func runLM(args []string, stdout, stderr io.Writer) error {
 	case len(args) == 0 || !strings.HasPrefix(args[0], "-"): // flags alone (--help) mean lm train
 		return usageError{fmt.Errorf("want a subcommand: 'lm train [--type ngram|lstm] ... --out PATH' or 'lm perplexity --model DIR ...'")}
 	}
-	switch lmType(args) {
+	switch cli.FlagValue(args, "type") {
 	case "lstm":
 		return runLSTMLMTrain(args, stdout, stderr)
 	case "ngram", "":
 	default:
-		return usageError{fmt.Errorf("--type %q: want ngram or lstm", lmType(args))}
+		return usageError{fmt.Errorf("--type %q: want ngram or lstm", cli.FlagValue(args, "type"))}
 	}
 	fs := newFlags("lm train", "lm train (--dataset NAME[,NAME...] | --corpus FILE) --out FILE [flags]\n\n"+
 		"Trains an interpolated modified Kneser-Ney n-gram model (the stand-in for the Google 1-billion-word LM\n"+
@@ -54,22 +55,6 @@ func runLM(args []string, stdout, stderr io.Writer) error {
 	m := r.Model
 	return json.NewEncoder(stdout).Encode(map[string]any{"out": c.Out, "name": m.Name(), "order": m.Order(),
 		"vocab": m.VocabSize(), "min_count": c.Options.MinCount, "sources": r.Sources, "seconds": r.Seconds})
-}
-
-// lmType is the value of --type among lm train's arguments ("" when
-// absent): it decides which flags the rest are.
-func lmType(args []string) string {
-	for i, a := range args {
-		switch {
-		case a == "--type" || a == "-type":
-			if i+1 < len(args) {
-				return args[i+1]
-			}
-		case strings.HasPrefix(a, "--type=") || strings.HasPrefix(a, "-type="):
-			return a[strings.Index(a, "=")+1:]
-		}
-	}
-	return ""
 }
 
 // runLSTMLMTrain implements `lm train --type lstm` (spgd.md §4.2).

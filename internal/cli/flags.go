@@ -101,3 +101,19 @@ func (f *Floats) Set(s string) error {
 	}
 	return nil
 }
+
+// FlagValue is the value of flag name among args ("--name v", "--name=v",
+// one dash or two; "" when absent), for commands whose other flags depend
+// on it (lm train --type).
+func FlagValue(args []string, name string) string {
+	for i, a := range args {
+		a = strings.TrimLeft(a, "-")
+		switch {
+		case a == name && i+1 < len(args):
+			return args[i+1]
+		case strings.HasPrefix(a, name+"="):
+			return a[len(name)+1:]
+		}
+	}
+	return ""
+}

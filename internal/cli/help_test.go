@@ -90,3 +90,11 @@ func TestFloats(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagValue(t *testing.T) {
+	for args, want := range map[string]string{"--type lstm --out x": "lstm", "-type=ngram": "ngram", "--out x": "", "--type": "", "--types y": ""} {
+		if got := FlagValue(strings.Fields(args), "type"); got != want {
+			t.Errorf("%q: %q, want %q", args, got, want)
+		}
+	}
+}

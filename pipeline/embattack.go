@@ -1,0 +1,123 @@
+package pipeline
+
+import (
+	"context"
+	"math"
+
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/metrics"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/nn"
+)
+
+// EmbeddingAttackConfig configures EmbeddingAttack (`textarmor attack
+// --recipe pgd|fgm`): accuracy under a perturbation of the input
+// embeddings.
+type EmbeddingAttackConfig struct {
+	Model string
+	Data  Data
+	Split string
+	// N examples of a seeded sample of the split (0 = all).
+	N    int
+	Seed int64
+	// Method is pgd (K steps, η = ε by default) or fgm (one step); Eps the
+	// L2 radius per example; Steps and Step, when positive, replace the
+	// method's K and η.
+	Method    string
+	Eps, Step float64
+	Steps     int
+	Batch     int
+}
+
+// NewEmbeddingAttackConfig returns the CLI's defaults: k-PGD on the test
+// split, batches of 32.
+func NewEmbeddingAttackConfig() EmbeddingAttackConfig {
+	return EmbeddingAttackConfig{Data: NewData(), Split: "test", Method: "pgd", Batch: 32}
+}
+
+// EmbeddingAttackReport is the accuracy before and under the attack.
+type EmbeddingAttackReport struct {
+	Attack      attack.EmbeddingAttack `json:"attack"`
+	Method      string                 `json:"method"`
+	Dataset     string                 `json:"dataset"`
+	N           int                    `json:"n"`
+	Clean       float64                `json:"clean_accuracy"` // 0–1
+	UnderAttack float64                `json:"accuracy_under_attack"`
+	// DropSE is the paired standard error of Clean − UnderAttack (the
+	// same examples, one model).
+	DropSE float64 `json:"drop_se"`
+}
+
+// EmbeddingAttack attacks a model's input embeddings on a split.
+func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAttackReport, error) {
+	a := attack.PGD(c.Eps)
+	switch c.Method {
+	case "pgd":
+	case "fgm":
+		a = attack.FGM(c.Eps)
+	default:
+		return nil, configErrorf("--recipe %q: the embedding attacks are pgd and fgm", c.Method)
+	}
+	if c.Steps > 0 {
+		a.Steps = c.Steps
+	}
+	if c.Step > 0 {
+		a.Step = c.Step
+	}
+	if c.Eps == 0 {
+		a.Step = 1 // nothing moves; a step keeps the settings valid
+	}
+	if err := CheckRules(Rule{isFinite(c.Eps) && c.Eps >= 0, "eps", c.Eps, "≥ 0"}, Rule{c.Steps >= 0, "steps", c.Steps, "≥ 1 (0 = the method's)"},
+		Rule{c.N >= 0, "n", c.N, "≥ 0 (0 = the whole split)"}, Rule{c.Batch >= 1, "batch", c.Batch, "at least 1"}); err != nil {
+		return nil, err
+	}
+	if err := a.Validate(); err != nil {
+		return nil, &ConfigError{err}
+	}
+	if c.Model == "" {
+		return nil, configErrorf("--model is required")
+	}
+	m, err := model.Load(c.Model)
+	if err != nil {
+		return nil, err
+	}
+	ex, name, err := c.Data.ForModel(m, c.Split, nil)
+	if err != nil {
+		return nil, err
+	}
+	ex = dataset.SeededSubset(ex, c.N, c.Seed)
+	r := &EmbeddingAttackReport{Attack: a, Method: c.Method, Dataset: name, N: len(ex)}
+	var sum, sumSq float64
+	for lo := 0; lo < len(ex); lo += c.Batch {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		part := ex[lo:min(lo+c.Batch, len(ex))]
+		seqs, labels := make([][]int32, len(part)), make([]int, len(part))
+		for i, e := range part {
+			seqs[i], labels[i] = m.Encode(e.Text), e.Label
+		}
+		o, err := a.Run(m.Net, nn.MakeBatch(seqs, labels, m.Net.Enc.MinLen()))
+		if err != nil {
+			return nil, err
+		}
+		for i, l := range labels {
+			c, u := b2f(o.Clean[i] == l), b2f(o.Attacked[i] == l)
+			r.Clean, r.UnderAttack = r.Clean+c, r.UnderAttack+u
+			sum, sumSq = sum+(c-u), sumSq+(c-u)*(c-u)
+		}
+	}
+	if r.N > 0 {
+		r.Clean, r.UnderAttack = r.Clean/float64(r.N), r.UnderAttack/float64(r.N)
+		r.DropSE = math.Sqrt(metrics.MeanVariance(sum, sumSq, r.N))
+	}
+	return r, nil
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
