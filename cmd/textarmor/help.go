@@ -24,7 +24,7 @@ func flagGroups(cmd string) []cli.Group {
 	if cmd == "attack" {
 		return []cli.Group{data, group("Model", nameIn("model")),
 			group("Attack", nameIn("recipe", "protocol", "seed", "query-budget", "goal", "transformation", "search", "constraint",
-				"no-recipe-constraints")),
+				"no-recipe-constraints", "eps", "steps")),
 			group("Resources", func(n string) bool {
 				return slices.Contains([]string{"synonyms", "wordnet", "vectors", "lm"}, n) || strings.HasPrefix(n, "nn-")
 			}),
