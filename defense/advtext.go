@@ -30,6 +30,12 @@ const (
 	MethodAdvT  = "advt"
 	MethodIAdvT = "iadvt"
 	MethodSPGD  = "spgd"
+	// MethodFGM is FGM adversarial training (Miyato et al.'s step as used
+	// to fine-tune transformers), the AdvT step under its own name and ε;
+	// MethodPGD takes Steps projected steps of size Step inside the ε-ball
+	// (Madry et al.), each example's ball over its real tokens.
+	MethodFGM = "fgm"
+	MethodPGD = "pgd"
 )
 
 // AdvTextConfig are an embedding-space method's settings (spgd.md §3.3).
@@ -38,10 +44,11 @@ type AdvTextConfig struct {
 	// Eps is ε, the L2 norm of the sequence's (raw) perturbation.
 	Eps float64
 	// K neighbours per word (iadvt, spgd); Sigma the share of positions
-	// SPGD zeroes; Steps SPGD's raw fast-gradient steps M; Refresh the
-	// steps between neighbour-table snapshots.
+	// SPGD zeroes; Steps SPGD's raw fast-gradient steps M, or PGD's
+	// projected steps, of size Step (PGD; 0: 2.5·ε/Steps, Madry et al.'s
+	// rule); Refresh the steps between neighbour-table snapshots.
 	K, Steps, Refresh int
-	Sigma             float64
+	Sigma, Step       float64
 	// Lambda weighs the adversarial loss (spec: 1).
 	Lambda float64
 	// KeepOne keeps at least one position in a short sequence, where
@@ -63,6 +70,10 @@ func DefaultAdvText(method string) AdvTextConfig {
 		c.Eps = 5
 	case MethodIAdvT:
 		c.Eps = 15
+	case MethodFGM:
+		c.Eps = 1
+	case MethodPGD:
+		c.Eps, c.Steps = 1, 3
 	default:
 		c.Eps = 25
 	}
@@ -73,8 +84,10 @@ func DefaultAdvText(method string) AdvTextConfig {
 func (c AdvTextConfig) Validate() error {
 	finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 	switch {
-	case c.Method != MethodAdvT && c.Method != MethodIAdvT && c.Method != MethodSPGD:
-		return fmt.Errorf("defense: embedding-space method %q: want advt, iadvt or spgd", c.Method)
+	case c.Method != MethodAdvT && c.Method != MethodIAdvT && c.Method != MethodSPGD && c.Method != MethodFGM && c.Method != MethodPGD:
+		return fmt.Errorf("defense: embedding-space method %q: want advt, iadvt, spgd, fgm or pgd", c.Method)
+	case !finite(c.Step) || c.Step < 0:
+		return fmt.Errorf("defense: %s step %g must be ≥ 0 (0 = 2.5·ε/steps)", c.Method, c.Step)
 	case !finite(c.Eps) || c.Eps <= 0:
 		return fmt.Errorf("defense: %s ε %g must be positive", c.Method, c.Eps)
 	case c.K < 1 || c.K > 1000:
@@ -104,7 +117,7 @@ func NewAdvText(c AdvTextConfig) (*AdvText, error) {
 		return nil, err
 	}
 	a := &AdvText{AdvTextConfig: c}
-	if c.Method != MethodAdvT {
+	if c.Method == MethodIAdvT || c.Method == MethodSPGD {
 		var err error
 		if a.Neighbors, err = NewEmbeddingNeighbors(c.K, c.Refresh); err != nil {
 			return nil, err
@@ -119,7 +132,10 @@ func (a *AdvText) Name() string { return a.Method }
 // Info implements train.Recorded.
 func (a *AdvText) Info() map[string]any {
 	info := map[string]any{"eps": a.Eps, "lambda": a.Lambda}
-	if a.Method != MethodAdvT {
+	if a.Method == MethodPGD {
+		info["steps"], info["step"] = a.Steps, a.pgdStep()
+	}
+	if a.Neighbors != nil {
 		info["k"], info["refresh"] = a.K, a.Refresh
 	}
 	if a.Method == MethodSPGD {
@@ -204,7 +220,7 @@ func (a *AdvText) Perturb(m *nn.Classifier, b *nn.Batch, x *tensor.Tensor, seed 
 	}
 	var nbs [][]int32
 	ids := m.MapIDs(b.IDs)
-	if a.Method != MethodAdvT {
+	if a.Neighbors != nil {
 		if a.Neighbors.Version() < 0 {
 			a.Neighbors.Snapshot(m.Emb.W.Value, 0) // outside training: the current table
 		}
@@ -212,9 +228,9 @@ func (a *AdvText) Perturb(m *nn.Classifier, b *nn.Batch, x *tensor.Tensor, seed 
 	}
 	p := Perturbation{D: tensor.New(x.Shape...)}
 	emb := m.Emb.W.Value.Data
-	var r []float32 // SPGD's raw perturbation over M steps
+	var r []float32 // SPGD's raw perturbation over M steps, PGD's iterate
 	steps := 1
-	if a.Method == MethodSPGD {
+	if a.Method == MethodSPGD || a.Method == MethodPGD {
 		steps, r = a.Steps, make([]float32, len(x.Data))
 	}
 	var g []float32
@@ -224,16 +240,26 @@ func (a *AdvText) Perturb(m *nn.Classifier, b *nn.Batch, x *tensor.Tensor, seed 
 		} else {
 			g = grad(r)
 		}
-		if a.Method != MethodSPGD {
+		if r == nil {
 			break
+		}
+		size := a.Eps / float64(a.Steps)
+		if a.Method == MethodPGD {
+			size = a.pgdStep()
 		}
 		for i := range b.B {
 			n := min(b.Lengths[i], b.L) * dim
 			gi, ri := g[i*b.L*dim:i*b.L*dim+n], r[i*b.L*dim:i*b.L*dim+n]
 			if norm := l2(gi); norm > 0 {
-				c := float32(a.Eps / float64(a.Steps) / norm)
+				c := float32(size / norm)
 				for j, v := range gi {
 					ri[j] += c * v
+				}
+			}
+			if rn := l2(ri); a.Method == MethodPGD && rn > a.Eps {
+				c := float32(a.Eps / rn)
+				for j := range ri {
+					ri[j] *= c
 				}
 			}
 		}
@@ -251,8 +277,10 @@ func (a *AdvText) Perturb(m *nn.Classifier, b *nn.Batch, x *tensor.Tensor, seed 
 			rowNbs = nbs[i*b.L : i*b.L+n]
 		}
 		switch a.Method {
-		case MethodAdvT:
+		case MethodAdvT, MethodFGM:
 			AdvTStep(d, g[off:off+n*dim], a.Eps)
+		case MethodPGD:
+			copy(d, r[off:off+n*dim])
 		case MethodIAdvT:
 			IAdvTStep(d, g[off:off+n*dim], rowIDs, rowNbs, emb, dim, a.Eps, a.LiteralIAdvT)
 		case MethodSPGD:
@@ -434,4 +462,12 @@ func Discretize(ids, toward []int32) []int32 {
 		}
 	}
 	return out
+}
+
+// pgdStep is PGD's step size: Step, or 2.5·ε/Steps.
+func (a *AdvText) pgdStep() float64 {
+	if a.Step > 0 {
+		return a.Step
+	}
+	return 2.5 * a.Eps / float64(a.Steps)
 }

@@ -390,7 +390,7 @@ func TestAdvTextGradients(t *testing.T) {
 // a resumed run inside a neighbour window ends with the same weights as
 // an uninterrupted one (the snapshot is checkpointed).
 func TestAdvTextTrains(t *testing.T) {
-	for _, method := range []string{MethodAdvT, MethodIAdvT, MethodSPGD} {
+	for _, method := range []string{MethodAdvT, MethodIAdvT, MethodSPGD, MethodFGM, MethodPGD} {
 		m, _, tr, dev := setup(t, 21) // standard training reaches 0.87 here
 		m.Net.Cfg.EmbedDropout = 0.2
 		c := DefaultAdvText(method)
@@ -474,6 +474,46 @@ func TestSPGDResumeIsExact(t *testing.T) {
 	for i, p := range whole.Net.Params() {
 		if d := tensor.MaxAbsDiff(p.Value.Data, resumed.Net.Params()[i].Value.Data); d != 0 {
 			t.Fatalf("%s differs by %g after the resume", p.Name, d)
+		}
+	}
+}
+
+// FGM's perturbation is AdvT's; PGD's is non-zero, inside each example's
+// ε-ball and off the padding; bad PGD settings are refused.
+func TestFGMAndPGDPerturbations(t *testing.T) {
+	m, tr, _ := lstmSetup(t, 13)
+	b := exBatch(tr[:8], m.Net.Enc.MinLen())
+	x := m.Net.EmbedInput(ag.NewTape(), b).Value
+	perturb := func(method string, eps float64) []float32 {
+		c := DefaultAdvText(method)
+		c.Eps = eps
+		a, err := NewAdvText(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := a.Perturb(m.Net, b, x, 0, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.D.Data
+	}
+	if d := tensor.MaxAbsDiff(perturb(MethodFGM, 0.7), perturb(MethodAdvT, 0.7)); d != 0 {
+		t.Errorf("FGM differs from AdvT by %g", d)
+	}
+	dim := m.Net.Emb.Dim()
+	d := perturb(MethodPGD, 0.7)
+	for i := range b.B {
+		n := min(b.Lengths[i], b.L)
+		if r := l2(d[i*b.L*dim : (i*b.L+n)*dim]); r > 0.7*(1+1e-5) || r == 0 {
+			t.Errorf("example %d: ‖δ‖ %g, want in (0, 0.7]", i, r)
+		}
+		if p := l2(d[(i*b.L+n)*dim : (i+1)*b.L*dim]); p != 0 {
+			t.Errorf("example %d: padding moved %g", i, p)
+		}
+	}
+	for _, bad := range []AdvTextConfig{{Method: MethodPGD, Eps: 1, Steps: 0, K: 1, Refresh: 1}, {Method: MethodPGD, Eps: 1, Steps: 3, Step: -1, K: 1, Refresh: 1}} {
+		if _, err := NewAdvText(bad); err == nil {
+			t.Errorf("%+v accepted", bad)
 		}
 	}
 }

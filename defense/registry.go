@@ -45,6 +45,8 @@ func Defenses() []Defense {
 		{Name: "advt", Summary: "AdvT-Text: adversarial training on a normalised-gradient perturbation of the embeddings (Miyato et al. 2017)", FlagPrefix: "advt-", Embedding: true},
 		{Name: "iadvt", Summary: "iAdvT-Text: the perturbation in the span of directions towards each word's nearest words (Sato et al. 2018)", FlagPrefix: "iadvt-", Embedding: true},
 		{Name: "spgd", Summary: "SPGD (seed 003): sparse perturbations projected towards one neighbouring word each (Barham and Feizi 2019)", FlagPrefix: "spgd-", Embedding: true},
+		{Name: "fgm", Summary: "FGM adversarial training: one normalised-gradient step on the embeddings (Miyato et al. 2017)", FlagPrefix: "fgm-", Embedding: true},
+		{Name: "pgd", Summary: "PGD adversarial training: projected steps inside an ε-ball of the embeddings (Madry et al. 2018)", FlagPrefix: "pgd-", Embedding: true},
 		{Name: "flat", Summary: "FLAT (seed 004): variational word masks trained in attack rounds", Rounds: true, LR: 0.005, FlagPrefix: "flat-"}, // FLAT spec §5
 		{Name: "adv", Summary: "adversarial training in attack rounds, cross-entropy", Rounds: true, LR: 0.01},                                    // FLAT spec §5
 	}
@@ -95,8 +97,9 @@ type Settings struct {
 	// IBP's final κ and ε, and where the synonym boxes are taken.
 	IBPKappa, IBPEps float64
 	IBPHull          Hull
-	// AdvT, IAdvT and SPGD are the embedding-space methods' settings.
-	AdvT, IAdvT, SPGD AdvTextConfig
+	// AdvT, IAdvT, SPGD, FGM and PGD are the embedding-space methods'
+	// settings.
+	AdvT, IAdvT, SPGD, FGM, PGD AdvTextConfig
 }
 
 // DefaultSettings returns the specs' defaults.
@@ -106,7 +109,8 @@ func DefaultSettings() Settings {
 		CMLTau: 20, SEMK: 4, ATFLSteps: NewATFL(nil).MaxSteps,
 		ASCCSteps: a.Steps, ASCCLR: a.LR, ASCCEntropy: a.EntropyWeight, ASCCBeta: a.Beta,
 		IBPKappa: i.KappaMax, IBPEps: i.EpsMax, IBPHull: HullEmbedding,
-		AdvT: DefaultAdvText(MethodAdvT), IAdvT: DefaultAdvText(MethodIAdvT), SPGD: DefaultAdvText(MethodSPGD)}
+		AdvT: DefaultAdvText(MethodAdvT), IAdvT: DefaultAdvText(MethodIAdvT), SPGD: DefaultAdvText(MethodSPGD),
+		FGM: DefaultAdvText(MethodFGM), PGD: DefaultAdvText(MethodPGD)}
 }
 
 // ftmlConfig is FTML's and CML's configuration of s over syn.
@@ -134,7 +138,7 @@ func (s Settings) Validate() error {
 	case !finite(s.IBPKappa) || s.IBPKappa < 0 || s.IBPKappa > 1 || !finite(s.IBPEps) || s.IBPEps < 0:
 		return fmt.Errorf("defense: ibp kappa %g must be in [0, 1], eps %g ≥ 0", s.IBPKappa, s.IBPEps)
 	}
-	for _, c := range []AdvTextConfig{s.AdvT, s.IAdvT, s.SPGD} {
+	for _, c := range []AdvTextConfig{s.AdvT, s.IAdvT, s.SPGD, s.FGM, s.PGD} {
 		if err := c.Validate(); err != nil {
 			return err
 		}
@@ -155,7 +159,7 @@ func NewObjective(name string, s Settings, syn *SynonymTable, table *tensor.Tens
 		return nil, err
 	}
 	if d.Embedding {
-		c := map[string]AdvTextConfig{MethodAdvT: s.AdvT, MethodIAdvT: s.IAdvT, MethodSPGD: s.SPGD}[name]
+		c := map[string]AdvTextConfig{MethodAdvT: s.AdvT, MethodIAdvT: s.IAdvT, MethodSPGD: s.SPGD, MethodFGM: s.FGM, MethodPGD: s.PGD}[name]
 		c.Method = name
 		return NewAdvText(c)
 	}

@@ -223,7 +223,7 @@ func TestExplainPerturbation(t *testing.T) {
 		t.Errorf("formatted:\n%s", f)
 	}
 	var ce *pipeline.ConfigError
-	if _, err := pipeline.ExplainPerturbation(context.Background(), pipeline.ExplainPerturbationConfig{Model: c.Options.Out, Method: "pgd", Texts: texts}); !errors.As(err, &ce) {
+	if _, err := pipeline.ExplainPerturbation(context.Background(), pipeline.ExplainPerturbationConfig{Model: c.Options.Out, Method: "pgdx", Texts: texts}); !errors.As(err, &ce) {
 		t.Errorf("unknown method: %v", err)
 	}
 }

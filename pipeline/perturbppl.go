@@ -185,9 +185,9 @@ func perturbationSettings(m *model.Model, method string, given *defense.AdvTextC
 		method, _ = m.Training["objective"].(string)
 	}
 	switch method {
-	case defense.MethodAdvT, defense.MethodIAdvT, defense.MethodSPGD:
+	case defense.MethodAdvT, defense.MethodIAdvT, defense.MethodSPGD, defense.MethodFGM, defense.MethodPGD:
 	default:
-		return defense.AdvTextConfig{}, configErrorf("--method %q: want advt, iadvt or spgd", method)
+		return defense.AdvTextConfig{}, configErrorf("--method %q: want advt, iadvt, spgd, fgm or pgd", method)
 	}
 	s := defense.DefaultAdvText(method)
 	if rec, ok := m.Training[method].(map[string]any); ok && m.Training["objective"] == method {
@@ -203,6 +203,9 @@ func perturbationSettings(m *model.Model, method string, given *defense.AdvTextC
 		}
 		if v, ok := num("steps"); ok {
 			s.Steps = int(v)
+		}
+		if v, ok := num("step"); ok {
+			s.Step = v
 		}
 		if v, ok := rec["keep_one"].(bool); ok {
 			s.KeepOne = v

@@ -219,11 +219,15 @@ func checkAdvText(s defense.Settings) error {
 	for _, c := range []struct {
 		prefix string
 		cfg    defense.AdvTextConfig
-	}{{"advt-", s.AdvT}, {"iadvt-", s.IAdvT}, {"spgd-", s.SPGD}} {
+	}{{"advt-", s.AdvT}, {"iadvt-", s.IAdvT}, {"spgd-", s.SPGD}, {"fgm-", s.FGM}, {"pgd-", s.PGD}} {
 		p, x := c.prefix, c.cfg
 		rules = append(rules, Rule{isFinite(x.Eps) && x.Eps > 0, p + "eps", x.Eps, "a positive number"},
 			Rule{isFinite(x.Lambda) && x.Lambda >= 0, p + "lambda", x.Lambda, "a number ≥ 0"})
-		if p != "advt-" {
+		if p == "pgd-" {
+			rules = append(rules, Rule{x.Steps >= 1 && x.Steps <= 100, p + "steps", x.Steps, "in [1, 100]"},
+				Rule{isFinite(x.Step) && x.Step >= 0, p + "step", x.Step, "≥ 0 (0 = 2.5·ε/steps)"})
+		}
+		if p == "iadvt-" || p == "spgd-" {
 			rules = append(rules, Rule{x.K >= 1 && x.K <= 1000, p + "k", x.K, "in [1, 1000]"},
 				Rule{x.Refresh >= 1, p + "refresh", x.Refresh, "at least 1"})
 		}

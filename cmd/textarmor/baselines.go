@@ -34,7 +34,8 @@ func (b *baselineFlags) register(fs *flag.FlagSet, s *defense.Settings) {
 		d     defense.AdvTextConfig
 		name  string
 		neigh bool
-	}{{&s.AdvT, def.AdvT, "advt", false}, {&s.IAdvT, def.IAdvT, "iadvt", true}, {&s.SPGD, def.SPGD, "spgd", true}} {
+	}{{&s.AdvT, def.AdvT, "advt", false}, {&s.IAdvT, def.IAdvT, "iadvt", true}, {&s.SPGD, def.SPGD, "spgd", true},
+		{&s.FGM, def.FGM, "fgm", false}, {&s.PGD, def.PGD, "pgd", false}} {
 		p := m.name + "-"
 		fs.Float64Var(&m.c.Eps, p+"eps", m.d.Eps, m.name+": ε, the L2 norm of a text's perturbation of its embeddings")
 		fs.Float64Var(&m.c.Lambda, p+"lambda", m.d.Lambda, m.name+": weight λ of the adversarial loss")
@@ -44,6 +45,8 @@ func (b *baselineFlags) register(fs *flag.FlagSet, s *defense.Settings) {
 		}
 	}
 	fs.Float64Var(&s.SPGD.Sigma, "spgd-sigma", def.SPGD.Sigma, "spgd: share σ of a text's positions whose perturbation is zeroed (the ⌊(1−σ)T⌋ with the largest raw step are kept)")
+	fs.IntVar(&s.PGD.Steps, "pgd-steps", def.PGD.Steps, "pgd: projected ascent steps")
+	fs.Float64Var(&s.PGD.Step, "pgd-step", 0, "pgd: step size (0 = 2.5·ε/steps)")
 	fs.IntVar(&s.SPGD.Steps, "spgd-steps", def.SPGD.Steps, "spgd: raw fast-gradient steps M before the projection")
 	fs.BoolVar(&s.SPGD.KeepOne, "spgd-keep-one", false, "spgd: perturb at least one position of a short text (⌊(1−σ)T⌋ = 0 perturbs none)")
 	fs.BoolVar(&s.IAdvT.LiteralIAdvT, "iadvt-literal", false, "iadvt: Sato et al.'s Eq. 6 as written (one normalisation of all weights) instead of per word, rescaled to ε")
