@@ -46,6 +46,7 @@ func Defenses() []Defense {
 		{Name: "iadvt", Summary: "iAdvT-Text: the perturbation in the span of directions towards each word's nearest words (Sato et al. 2018)", FlagPrefix: "iadvt-", Embedding: true},
 		{Name: "spgd", Summary: "SPGD (seed 003): sparse perturbations projected towards one neighbouring word each (Barham and Feizi 2019)", FlagPrefix: "spgd-", Embedding: true},
 		{Name: "fgm", Summary: "FGM adversarial training: one normalised-gradient step on the embeddings (Miyato et al. 2017)", FlagPrefix: "fgm-", Embedding: true},
+		{Name: "freelb", Summary: "FreeLB: n ascent steps on an embedding perturbation, the parameter gradients accumulated over them (Zhu et al. 2020)", FlagPrefix: "freelb-", Embedding: true},
 		{Name: "pgd", Summary: "PGD adversarial training: projected steps inside an ε-ball of the embeddings (Madry et al. 2018)", FlagPrefix: "pgd-", Embedding: true},
 		{Name: "flat", Summary: "FLAT (seed 004): variational word masks trained in attack rounds", Rounds: true, LR: 0.005, FlagPrefix: "flat-"}, // FLAT spec §5
 		{Name: "adv", Summary: "adversarial training in attack rounds, cross-entropy", Rounds: true, LR: 0.01},                                    // FLAT spec §5
@@ -100,6 +101,7 @@ type Settings struct {
 	// AdvT, IAdvT, SPGD, FGM and PGD are the embedding-space methods'
 	// settings.
 	AdvT, IAdvT, SPGD, FGM, PGD AdvTextConfig
+	FreeLB                      FreeLBConfig
 }
 
 // DefaultSettings returns the specs' defaults.
@@ -110,7 +112,7 @@ func DefaultSettings() Settings {
 		ASCCSteps: a.Steps, ASCCLR: a.LR, ASCCEntropy: a.EntropyWeight, ASCCBeta: a.Beta,
 		IBPKappa: i.KappaMax, IBPEps: i.EpsMax, IBPHull: HullEmbedding,
 		AdvT: DefaultAdvText(MethodAdvT), IAdvT: DefaultAdvText(MethodIAdvT), SPGD: DefaultAdvText(MethodSPGD),
-		FGM: DefaultAdvText(MethodFGM), PGD: DefaultAdvText(MethodPGD)}
+		FGM: DefaultAdvText(MethodFGM), PGD: DefaultAdvText(MethodPGD), FreeLB: DefaultFreeLB()}
 }
 
 // ftmlConfig is FTML's and CML's configuration of s over syn.
@@ -138,6 +140,9 @@ func (s Settings) Validate() error {
 	case !finite(s.IBPKappa) || s.IBPKappa < 0 || s.IBPKappa > 1 || !finite(s.IBPEps) || s.IBPEps < 0:
 		return fmt.Errorf("defense: ibp kappa %g must be in [0, 1], eps %g ≥ 0", s.IBPKappa, s.IBPEps)
 	}
+	if err := s.FreeLB.Validate(); err != nil {
+		return err
+	}
 	for _, c := range []AdvTextConfig{s.AdvT, s.IAdvT, s.SPGD, s.FGM, s.PGD} {
 		if err := c.Validate(); err != nil {
 			return err
@@ -157,6 +162,9 @@ func NewObjective(name string, s Settings, syn *SynonymTable, table *tensor.Tens
 	d, err := Lookup(name)
 	if err != nil {
 		return nil, err
+	}
+	if name == "freelb" {
+		return NewFreeLB(s.FreeLB)
 	}
 	if d.Embedding {
 		c := map[string]AdvTextConfig{MethodAdvT: s.AdvT, MethodIAdvT: s.IAdvT, MethodSPGD: s.SPGD, MethodFGM: s.FGM, MethodPGD: s.PGD}[name]

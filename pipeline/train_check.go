@@ -236,5 +236,10 @@ func checkAdvText(s defense.Settings) error {
 				Rule{x.Steps >= 1 && x.Steps <= 100, p + "steps", x.Steps, "in [1, 100]"})
 		}
 	}
+	f := s.FreeLB
+	rules = append(rules, Rule{f.N >= 1 && f.N <= 100, "freelb-n", f.N, "in [1, 100]"},
+		Rule{isFinite(f.Alpha) && f.Alpha > 0, "freelb-alpha", f.Alpha, "a positive number"},
+		Rule{isFinite(f.Gamma) && f.Gamma >= 0, "freelb-gamma", f.Gamma, "≥ 0 (0 = start at zero)"},
+		Rule{isFinite(f.Eps) && f.Eps >= 0, "freelb-eps", f.Eps, "≥ 0 (0 = no bound)"})
 	return CheckRules(rules...)
 }

@@ -45,6 +45,10 @@ func (b *baselineFlags) register(fs *flag.FlagSet, s *defense.Settings) {
 		}
 	}
 	fs.Float64Var(&s.SPGD.Sigma, "spgd-sigma", def.SPGD.Sigma, "spgd: share σ of a text's positions whose perturbation is zeroed (the ⌊(1−σ)T⌋ with the largest raw step are kept)")
+	fs.IntVar(&s.FreeLB.N, "freelb-n", def.FreeLB.N, "freelb: ascent steps (forward and backward passes) per batch")
+	fs.Float64Var(&s.FreeLB.Alpha, "freelb-alpha", def.FreeLB.Alpha, "freelb: normalised ascent step α")
+	fs.Float64Var(&s.FreeLB.Gamma, "freelb-gamma", def.FreeLB.Gamma, "freelb: magnitude γ of the random start (0 = zero)")
+	fs.Float64Var(&s.FreeLB.Eps, "freelb-eps", def.FreeLB.Eps, "freelb: per-example bound ε of the perturbation (0 = none, the paper's runs)")
 	fs.IntVar(&s.PGD.Steps, "pgd-steps", def.PGD.Steps, "pgd: projected ascent steps")
 	fs.Float64Var(&s.PGD.Step, "pgd-step", 0, "pgd: step size (0 = 2.5·ε/steps)")
 	fs.IntVar(&s.SPGD.Steps, "spgd-steps", def.SPGD.Steps, "spgd: raw fast-gradient steps M before the projection")

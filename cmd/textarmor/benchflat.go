@@ -68,7 +68,10 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 		}
 		c.TuneNote = trainArgs
 		c.Tune = func(row string, tc *pipeline.TrainConfig) error {
-			apply(tc, func(name string) bool { return rowTakes(row, name) })
+			// The rounds' flags are not base's, FLAT's own not adv's.
+			apply(tc, func(name string) bool {
+				return row == "flat" || (row == "adv" && !strings.HasPrefix(name, "flat-")) || (row == "base" && !slices.Contains(flatOnly, name))
+			})
 			return nil
 		}
 	}
@@ -84,16 +87,4 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	}
 	_, err = fmt.Fprint(stdout, rep.Markdown)
 	return err
-}
-
-// rowTakes reports whether a FLAT-table row takes train flag name from
-// --train-args: the rounds' flags are not base's, FLAT's own not adv's.
-func rowTakes(row, name string) bool {
-	switch row {
-	case "base":
-		return !slices.Contains(flatOnly, name)
-	case "adv":
-		return !strings.HasPrefix(name, "flat-")
-	}
-	return true
 }

@@ -1,0 +1,124 @@
+package defense
+
+import (
+	"fmt"
+	"math"
+	"math/rand"
+
+	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/train"
+)
+
+// FreeLBConfig are FreeLB's settings (Zhu et al. 2020; carl-rar.md §3.1).
+type FreeLBConfig struct {
+	// N ascent steps, each a forward and backward pass whose parameter
+	// gradients (of the loss over N) accumulate; one optimiser step
+	// follows.
+	N int
+	// Alpha is the normalised ascent step, Gamma the magnitude of the
+	// uniform random start (0: start at zero), Eps the per-example L2
+	// bound of δ (0: none).
+	Alpha, Gamma, Eps float64
+}
+
+// DefaultFreeLB is the paper's SST-2 row (Table 1): n 2, α 0.1, γ 0.6, ε 0.
+func DefaultFreeLB() FreeLBConfig { return FreeLBConfig{N: 2, Alpha: 0.1, Gamma: 0.6} }
+
+// Validate checks the ranges.
+func (c FreeLBConfig) Validate() error {
+	bad := func(x float64) bool { return math.IsNaN(x) || math.IsInf(x, 0) || x < 0 }
+	switch {
+	case c.N < 1 || c.N > 100:
+		return fmt.Errorf("defense: freelb n %d must be in [1, 100]", c.N)
+	case bad(c.Alpha) || c.Alpha == 0:
+		return fmt.Errorf("defense: freelb α %g must be positive", c.Alpha)
+	case bad(c.Gamma), bad(c.Eps):
+		return fmt.Errorf("defense: freelb γ %g and ε %g must be ≥ 0", c.Gamma, c.Eps)
+	}
+	return nil
+}
+
+// FreeLB is the objective: N passes over the batch with the embedding
+// perturbation δ ascending between them, the parameter gradients of each
+// pass's loss/N accumulated, the optimiser stepping once.
+type FreeLB struct {
+	FreeLBConfig
+	// Trace, when set, receives each pass's δ before it is used (tests).
+	Trace func(step int, delta *tensor.Tensor, grad []float32)
+}
+
+// NewFreeLB returns the objective of c.
+func NewFreeLB(c FreeLBConfig) (*FreeLB, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &FreeLB{FreeLBConfig: c}, nil
+}
+
+// Name implements train.Objective.
+func (f *FreeLB) Name() string { return "freelb" }
+
+// Info implements train.Recorded.
+func (f *FreeLB) Info() map[string]any {
+	return map[string]any{"n": f.N, "alpha": f.Alpha, "gamma": f.Gamma, "eps": f.Eps}
+}
+
+// Loss implements train.Objective. The first N−1 passes run on tapes of
+// their own and back-propagate at once (their parameter gradients stay in
+// the parameters' Grad); the last is built on t, whose backward pass the
+// trainer runs, so it adds the last pass's share.
+func (f *FreeLB) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, error) {
+	var seed int64
+	if t.Train {
+		seed = t.Rng.Int63()
+	}
+	r := rand.New(rand.NewSource(seed))
+	dim := m.Emb.Dim()
+	delta := tensor.New(b.B, b.L, dim)
+	real := func(i int) []float32 { return delta.Data[i*b.L*dim : (i*b.L+min(b.Lengths[i], b.L))*dim] }
+	if f.Gamma > 0 {
+		for i := range b.B {
+			d := real(i)
+			s := f.Gamma / math.Sqrt(float64(len(d)))
+			for j := range d {
+				d[j] = float32((2*r.Float64() - 1) * s)
+			}
+		}
+	}
+	scale := float32(1 / float64(f.N))
+	for step := 1; step < f.N; step++ {
+		tp := &ag.Tape{Train: t.Train, Rng: rand.New(rand.NewSource(r.Int63()))}
+		leaf := tp.Leaf(delta)
+		_, s := m.Encode(tp, tp.Add(m.EmbedInput(tp, b), leaf), b.Lengths)
+		tp.Backward(tp.Scale(tp.CrossEntropy(m.Head(tp, s), b.Labels, nil), scale))
+		if f.Trace != nil {
+			f.Trace(step, delta, leaf.Grad.Data)
+		}
+		next := tensor.New(delta.Shape...)
+		copy(next.Data, delta.Data)
+		for i := range b.B {
+			n := min(b.Lengths[i], b.L) * dim
+			g, d := leaf.Grad.Data[i*b.L*dim:i*b.L*dim+n], next.Data[i*b.L*dim:i*b.L*dim+n]
+			c := float32(f.Alpha / math.Max(l2(g), 1e-8))
+			for j, v := range g {
+				d[j] += c * v
+			}
+			if dn := l2(d); f.Eps > 0 && dn > f.Eps {
+				s := float32(f.Eps / dn)
+				for j := range d {
+					d[j] *= s
+				}
+			}
+		}
+		delta = next
+	}
+	if f.Trace != nil {
+		f.Trace(f.N, delta, nil)
+	}
+	_, s := m.Encode(t, t.Add(m.EmbedInput(t, b), t.Const(delta)), b.Lengths)
+	logits := m.Head(t, s)
+	ce := t.CrossEntropy(logits, b.Labels, nil)
+	return train.Output{Loss: t.Scale(ce, scale), Logits: logits, Terms: map[string]float32{"ce_last": ce.Item()}}, nil
+}
