@@ -70,6 +70,18 @@ func (f *FreeLB) Info() map[string]any {
 // the parameters' Grad); the last is built on t, whose backward pass the
 // trainer runs, so it adds the last pass's share.
 func (f *FreeLB) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, error) {
+	delta := f.Ascend(t, m, b, nil)
+	_, s := m.Encode(t, t.Add(m.EmbedInput(t, b), t.Const(delta)), b.Lengths)
+	logits := m.Head(t, s)
+	ce := t.CrossEntropy(logits, b.Labels, nil)
+	return train.Output{Loss: t.Scale(ce, float32(1/float64(f.N))), Logits: logits, Terms: map[string]float32{"ce_last": ce.Item()}}, nil
+}
+
+// Ascend runs the first N−1 passes, each back-propagating its loss/N into
+// the parameters' Grad, and returns δ_{N−1}, the last pass's perturbation.
+// first, when set, receives the first pass's sentence vectors (clean when
+// γ is 0).
+func (f *FreeLB) Ascend(t *ag.Tape, m *nn.Classifier, b *nn.Batch, first func(sentence *tensor.Tensor)) *tensor.Tensor {
 	var seed int64
 	if t.Train {
 		seed = t.Rng.Int63()
@@ -92,6 +104,9 @@ func (f *FreeLB) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, 
 		tp := &ag.Tape{Train: t.Train, Rng: rand.New(rand.NewSource(r.Int63()))}
 		leaf := tp.Leaf(delta)
 		_, s := m.Encode(tp, tp.Add(m.EmbedInput(tp, b), leaf), b.Lengths)
+		if step == 1 && first != nil {
+			first(s.Value)
+		}
 		tp.Backward(tp.Scale(tp.CrossEntropy(m.Head(tp, s), b.Labels, nil), scale))
 		if f.Trace != nil {
 			f.Trace(step, delta, leaf.Grad.Data)
@@ -117,8 +132,5 @@ func (f *FreeLB) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, 
 	if f.Trace != nil {
 		f.Trace(f.N, delta, nil)
 	}
-	_, s := m.Encode(t, t.Add(m.EmbedInput(t, b), t.Const(delta)), b.Lengths)
-	logits := m.Head(t, s)
-	ce := t.CrossEntropy(logits, b.Labels, nil)
-	return train.Output{Loss: t.Scale(ce, scale), Logits: logits, Terms: map[string]float32{"ce_last": ce.Item()}}, nil
+	return delta
 }

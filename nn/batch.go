@@ -12,6 +12,10 @@ type Batch struct {
 	B, L    int
 	Lengths []int // real tokens per row (at least 1)
 	Labels  []int // optional
+	// Index holds each row's position in the training set (train.Batches
+	// sets it; nil elsewhere): objectives with per-example state (CARL's
+	// memory banks) key on it.
+	Index []int
 }
 
 // MakeBatch pads seqs to the longest one (and to at least minLen). An empty

@@ -293,7 +293,7 @@ func (c *TrainConfig) trainNew(ctx context.Context, opt train.Options, log io.Wr
 			return nil, err
 		}
 	}
-	obj, err := c.Defense.Objective(m, c.Data.Dir, log)
+	obj, err := c.Defense.Objective(m, ds.Name, c.Data.Dir, log)
 	if err != nil {
 		return nil, err
 	}

@@ -201,7 +201,11 @@ func (d *DefenseConfig) Check() error {
 	if _, err := nn.ParseEntropyReduction(string(r.Entropy)); err != nil {
 		return configErrorf("--flat-entropy-reduction: %w", err)
 	}
+	if _, _, err := d.freeLB("sst2"); err != nil {
+		return err
+	}
 	if def.Synonyms { // what defense.NewObjective will check, should a rule above be missing
+		s.FreeLB, _, _ = d.freeLB("sst2")
 		if err := s.Validate(); err != nil {
 			return &ConfigError{err}
 		}
@@ -237,9 +241,17 @@ func checkAdvText(s defense.Settings) error {
 		}
 	}
 	f := s.FreeLB
-	rules = append(rules, Rule{f.N >= 1 && f.N <= 100, "freelb-n", f.N, "in [1, 100]"},
-		Rule{isFinite(f.Alpha) && f.Alpha > 0, "freelb-alpha", f.Alpha, "a positive number"},
-		Rule{isFinite(f.Gamma) && f.Gamma >= 0, "freelb-gamma", f.Gamma, "≥ 0 (0 = start at zero)"},
-		Rule{isFinite(f.Eps) && f.Eps >= 0, "freelb-eps", f.Eps, "≥ 0 (0 = no bound)"})
+	c := s.CARL
+	rules = append(rules, Rule{f.N == -1 || f.N >= 1 && f.N <= 100, "freelb-n", f.N, "in [1, 100] (-1 = the row's)"},
+		Rule{isFinite(f.Alpha) && (f.Alpha > 0 || f.Alpha == -1), "freelb-alpha", f.Alpha, "a positive number (-1 = the row's)"},
+		Rule{isFinite(f.Gamma) && (f.Gamma >= 0 || f.Gamma == -1), "freelb-gamma", f.Gamma, "≥ 0 (0 = start at zero; -1 = the row's)"},
+		Rule{isFinite(f.Eps) && (f.Eps >= 0 || f.Eps == -1), "freelb-eps", f.Eps, "≥ 0 (0 = no bound; -1 = the row's)"},
+		Rule{isFinite(c.Tau) && c.Tau > 0, "carl-tau", c.Tau, "a positive number"},
+		Rule{isFinite(c.Momentum) && c.Momentum >= 0 && c.Momentum < 1, "carl-momentum", c.Momentum, "in [0, 1)"},
+		Rule{isFinite(c.Weight) && c.Weight >= 0, "carl-weight", c.Weight, "≥ 0"},
+		Rule{c.Negatives >= 0, "carl-negatives", c.Negatives, "≥ 0 (0 = scaled with the training set)"},
+		Rule{c.StartEpoch >= 1 || c.StartStep > 0, "carl-start-epoch", c.StartEpoch, "at least 1 (the banks fill during the epoch before)"},
+		Rule{c.StartStep >= 0, "carl-start-step", c.StartStep, "≥ 0 (0 = --carl-start-epoch)"},
+		Rule{c.Contrast == defense.CARLNCE || c.Contrast == defense.CARLInfoNCE, "carl-loss", c.Contrast, "nce or infonce"})
 	return CheckRules(rules...)
 }

@@ -34,12 +34,32 @@ type DefenseConfig struct {
 	ProbInputs bool
 	Rounds     RoundsConfig
 	GroupMask  GroupMaskConfig
+	// FreeLBRow is the paper's Table 1 row whose values fill the negative
+	// fields of Settings.FreeLB (FreeLB, CARL and RAR): auto (the
+	// dataset's, defense.FreeLBRowFor) or a defense.FreeLBRows name.
+	FreeLBRow string
 }
 
 // NewDefenseConfig returns standard training with every defense's default
 // settings.
 func NewDefenseConfig() DefenseConfig {
-	return DefenseConfig{Name: "standard", Settings: defense.DefaultSettings(), IBPRampEpochs: -1, Rounds: NewRoundsConfig()}
+	s := defense.DefaultSettings()
+	s.FreeLB = defense.FreeLBConfig{N: -1, Alpha: -1, Gamma: -1, Eps: -1}
+	return DefenseConfig{Name: "standard", Settings: s, IBPRampEpochs: -1, Rounds: NewRoundsConfig(), FreeLBRow: "auto"}
+}
+
+// freeLB is Settings.FreeLB with its negative fields from the Table 1 row
+// of FreeLBRow for dataset, and that row's name.
+func (d *DefenseConfig) freeLB(dataset string) (defense.FreeLBConfig, string, error) {
+	row := d.FreeLBRow
+	if row == "" || row == "auto" {
+		row = defense.FreeLBRowFor(dataset)
+	}
+	f, err := defense.FreeLBRow(row, d.Settings.FreeLB)
+	if err != nil {
+		return f, row, configErrorf("--freelb-row: %v", err)
+	}
+	return f, row, nil
 }
 
 // lookup is the chosen defense (the zero Defense for an unknown name,
@@ -60,9 +80,19 @@ func NormName(p float64) string {
 // Objective builds the training objective for m. The synonym-based
 // defenses read the neighbour table (restricted to m's vocabulary) and
 // report its coverage and their margins to log.
-func (d *DefenseConfig) Objective(m *model.Model, dataDir string, log io.Writer) (train.Objective, error) {
+func (d *DefenseConfig) Objective(m *model.Model, dataset, dataDir string, log io.Writer) (train.Objective, error) {
 	if log == nil {
 		log = io.Discard
+	}
+	s := d.Settings
+	var row string
+	var err error
+	if s.FreeLB, row, err = d.freeLB(dataset); err != nil {
+		return nil, err
+	}
+	if d.Name == "freelb" || defense.SharesFlags(d.Name, "freelb") {
+		f := s.FreeLB
+		fmt.Fprintf(log, "freelb: n %d, α %g, γ %g, ε %g (Table 1's %s row for %s, unless given)\n", f.N, f.Alpha, f.Gamma, f.Eps, row, dataset)
 	}
 	switch d.Name {
 	case "standard", "adv": // adv: --synonyms feeds the attack, not the objective
@@ -78,7 +108,6 @@ func (d *DefenseConfig) Objective(m *model.Model, dataDir string, log io.Writer)
 		}
 		return o, nil
 	}
-	s := d.Settings
 	if def, _ := defense.Lookup(d.Name); def.Embedding {
 		obj, err := defense.NewObjective(d.Name, s, nil, nil)
 		if err != nil {
@@ -86,7 +115,6 @@ func (d *DefenseConfig) Objective(m *model.Model, dataDir string, log io.Writer)
 		}
 		return obj, nil
 	}
-	var err error
 	if s.IBPHull, err = defense.ParseHull(string(s.IBPHull)); err != nil {
 		return nil, configErrorf("--ibp-hull: %v", err)
 	}

@@ -88,7 +88,7 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 		res, err = c.runRounds(m, train.Standard{}, trainSet, dev, opt, log)
 	} else {
 		// standard, or an embedding-space defense over the word pieces.
-		obj, oerr := c.Defense.Objective(m, c.Data.Dir, log)
+		obj, oerr := c.Defense.Objective(m, ds.Name, c.Data.Dir, log)
 		if oerr != nil {
 			return nil, oerr
 		}

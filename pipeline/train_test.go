@@ -137,7 +137,7 @@ func TestTrainTableRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obj, err := c.Defense.Objective(m, "", nil)
+	obj, err := c.Defense.Objective(m, ds.Name, "", nil)
 	if err != nil {
 		t.Fatal(err)
 	}

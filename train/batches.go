@@ -39,6 +39,16 @@ func Batches(ex []Example, size int, rng *rand.Rand, minLen int) []*nn.Batch {
 			seqs[j], labels[j] = ex[k].IDs, ex[k].Label
 		}
 		out[i] = nn.MakeBatch(seqs, labels, minLen)
+		out[i].Index = g
 	}
 	return out
+}
+
+// StepsPerEpoch is how many batches Batches makes of n examples.
+func StepsPerEpoch(n, size int) int {
+	steps, pool := 0, size*bucketPool
+	for s := 0; s < n; s += pool {
+		steps += (min(s+pool, n) - s + size - 1) / size
+	}
+	return steps
 }

@@ -54,6 +54,15 @@ type Stateful interface {
 	SetState(map[string]*tensor.Tensor) error
 }
 
+// Prepared is implemented by objectives that need the training set before
+// the first step (CARL's memory banks hold a row per example and draw
+// negatives by label). Run calls Prepare before restoring a checkpoint,
+// with the training set in its order (batches' Index refers to it) and
+// the number of steps in an epoch.
+type Prepared interface {
+	Prepare(trainSet []Example, stepsPerEpoch int) error
+}
+
 // Random is implemented by objectives that draw random numbers of their
 // own (FTML's negatives, ASCC's starting points). Checkpoints record
 // RandomDraws, and a resume calls SkipRandom with it on the freshly built

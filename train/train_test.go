@@ -679,3 +679,25 @@ func TestResumeAfterKillInsideSave(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// StepsPerEpoch counts what Batches makes, and every row's Index points
+// at its example.
+func TestStepsPerEpochAndIndex(t *testing.T) {
+	for _, n := range []int{1, 31, 32, 33, 1599, 1600, 1601, 4000} {
+		ex := make([]Example, n)
+		for i := range ex {
+			ex[i] = Example{IDs: make([]int32, 1+i%7), Label: i}
+		}
+		bs := Batches(ex, 32, rand.New(rand.NewSource(int64(n))), 1)
+		if got := StepsPerEpoch(n, 32); got != len(bs) {
+			t.Errorf("n %d: StepsPerEpoch %d, Batches %d", n, got, len(bs))
+		}
+		for _, b := range bs {
+			for r, i := range b.Index {
+				if b.Labels[r] != ex[i].Label {
+					t.Fatalf("n %d: row %d's index %d is another example", n, r, i)
+				}
+			}
+		}
+	}
+}

@@ -287,6 +287,11 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 	if opz == nil {
 		opz = NewOptimizer(opt)
 	}
+	if p, ok := obj.(Prepared); ok {
+		if err := p.Prepare(trainSet, StepsPerEpoch(len(trainSet), opt.BatchSize)); err != nil {
+			return nil, err
+		}
+	}
 	ckpt := opt.Out + ".ckpt"
 	st := state{Seed: opt.Seed, Run: settingsOf(opt)}
 	resumed := false

@@ -71,6 +71,13 @@ func TestTrainFlagRanges(t *testing.T) {
 		{def("spgd", "--spgd-steps", "0"), "--spgd-steps 0"},
 		{def("iadvt", "--iadvt-k", "0"), "--iadvt-k 0"},
 		{def("advt", "--advt-lambda", "-1"), "--advt-lambda -1"},
+		{def("freelb", "--freelb-n", "0"), "--freelb-n 0"},
+		{def("carl", "--freelb-alpha", "-2"), "--freelb-alpha -2"},
+		{def("carl", "--carl-tau", "0"), "--carl-tau 0"},
+		{def("carl", "--carl-momentum", "1"), "--carl-momentum 1"},
+		{def("carl", "--carl-negatives", "-1"), "--carl-negatives -1"},
+		{def("carl", "--carl-start-epoch", "0"), "--carl-start-epoch 0"},
+		{def("carl", "--carl-loss", "softmax"), "--carl-loss"},
 		{tr("--embed-dropout", "1"), "--embed-dropout 1"},
 		{def("flat", "--flat-gamma", "-0.1"), "--flat-gamma -0.1"},
 		{def("adv", "--rounds", "0"), "--rounds 0"},
@@ -80,6 +87,12 @@ func TestTrainFlagRanges(t *testing.T) {
 		// The group-mask baseline.
 		{def("standard", "--group-mask", "10000001"), "--group-mask 10000001"},
 	})
+	for _, c := range []flagRangeCase{{def("freelb", "--freelb-row", "imdb"), `--freelb-row: unknown FreeLB row "imdb"`},
+		{def("freelb", "--carl-tau", "0.1"), "--carl-tau needs --defense carl"}} {
+		if code, _, stderr := runCmd(t, c.args...); code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%q: exit %d, %q", c.args, code, stderr)
+		}
+	}
 	// --ftml-norm is checked with the other defense flags now, not once
 	// the data and the synonym table are read.
 	if code, _, stderr := runCmd(t, def("ftml", "--ftml-norm", "3")...); code != 2 || !strings.Contains(stderr, `--ftml-norm "3"`) {

@@ -223,6 +223,7 @@ func (d *defenseFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.CEUpdatesEmbedding, "ftml-ce-updates-embedding", def.Settings.CEUpdatesEmbedding, "ftml/cml: let cross-entropy train the embedding table too (spec: it does not)")
 	fs.Float64Var(&s.CMLTau, "cml-tau", def.Settings.CMLTau, "cml: temperature τ")
 	d.bl.register(fs, s)
+	fs.StringVar(&d.cfg.FreeLBRow, "freelb-row", def.FreeLBRow, "freelb, carl: the paper's Table 1 row the --freelb-* flags left at -1 take: auto (by dataset: imdb yelp-p, trec yahoo, agnews ag, others sst2), sst2, yelp-p, yahoo or ag")
 	d.fl.register(fs, &d.cfg.Rounds, &d.cfg.ProbInputs)
 	registerGroupFlags(fs, &d.cfg.GroupMask)
 }

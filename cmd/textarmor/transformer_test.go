@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"math/rand"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -137,6 +138,19 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 		if am, err := model.Load(o); err != nil || am.Training["defense"] != def || accuracyOf(t, o, dv) < 0.75 {
 			t.Errorf("%s model: %v, training record %v", def, err, am.Training)
 		}
+	}
+	// CARL: FreeLB's SST-2 row (files take it) with a small α, L_D from
+	// epoch 6 with the banks filled in epoch 5, once the random tiny
+	// encoder has learnt the task (L_D from epoch 4 collapses its sentence
+	// vectors: docs/carl-rar.md); the log has the contrastive term.
+	carl := filepath.Join(dir, "carl")
+	code, _, stderr = runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "transformer", "--init", hf, "--defense", "carl",
+		"--freelb-alpha", "0.0001", "--carl-start-epoch", "5", "--epochs", "8", "--lr", "3e-3", "--batch", "16", "--out", carl)
+	if code != 0 || !strings.Contains(stderr, "freelb: n 2, α 0.0001, γ 0.6, ε 0 (Table 1's sst2 row") {
+		t.Fatalf("train --defense carl: exit %d: %s", code, stderr)
+	}
+	if log, err := os.ReadFile(carl + ".log.jsonl"); err != nil || !strings.Contains(string(log), `"carl":`) || accuracyOf(t, carl, dv) < 0.75 {
+		t.Errorf("carl model: %v, log %s", err, log)
 	}
 	code, stdout, stderr = runCmd(t, "explain", "--model", filepath.Join(dir, "spgd"), "--perturbation", "spgd", "--json", "a good and excellent film with a dull plot")
 	if code != 0 || !strings.Contains(stdout, `"toward"`) {
