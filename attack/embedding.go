@@ -112,9 +112,12 @@ func (a EmbeddingAttack) Perturb(m *nn.Classifier, b *nn.Batch) (*tensor.Tensor,
 }
 
 // Outcome is an embedding attack's result on a batch: each example's
-// prediction before and after.
+// prediction before and after, and how far its sentence vector (the
+// classifier head's input) moved: the cosine and the Euclidean distance
+// between the clean and the attacked vectors (carl-rar.md §6.2).
 type Outcome struct {
-	Clean, Attacked []int
+	Clean, Attacked   []int
+	Cosine, Euclidean []float64
 }
 
 // Run attacks batch b and returns the predictions with and without δ.
@@ -126,7 +129,7 @@ func (a EmbeddingAttack) Run(m *nn.Classifier, b *nn.Batch) (Outcome, error) {
 	tp := ag.NewTape()
 	tp.NoGrad = true
 	x := m.EmbedInput(tp, b)
-	predict := func(in *ag.Var) []int {
+	predict := func(in *ag.Var) ([]int, []float32) {
 		_, s := m.Encode(tp, in, b.Lengths)
 		logits := m.Head(tp, s).Value
 		c := logits.Shape[1]
@@ -134,9 +137,23 @@ func (a EmbeddingAttack) Run(m *nn.Classifier, b *nn.Batch) (Outcome, error) {
 		for i := range out {
 			out[i] = nn.Argmax(logits.Data[i*c : (i+1)*c])
 		}
-		return out
+		return out, s.Value.Data
 	}
-	return Outcome{Clean: predict(x), Attacked: predict(tp.Add(x, tp.Const(delta)))}, nil
+	o := Outcome{Cosine: make([]float64, b.B), Euclidean: make([]float64, b.B)}
+	var clean, attacked []float32
+	o.Clean, clean = predict(x)
+	o.Attacked, attacked = predict(tp.Add(x, tp.Const(delta)))
+	h := len(clean) / b.B
+	for i := range b.B {
+		u, v := clean[i*h:(i+1)*h], attacked[i*h:(i+1)*h]
+		o.Cosine[i] = tensor.Cosine(u, v)
+		var d float64
+		for j := range u {
+			d += (float64(u[j]) - float64(v[j])) * (float64(u[j]) - float64(v[j]))
+		}
+		o.Euclidean[i] = math.Sqrt(d)
+	}
+	return o, nil
 }
 
 func norm(v []float32) float64 {

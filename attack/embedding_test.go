@@ -10,6 +10,7 @@ import (
 	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 	"github.com/textarmor/textarmor/train"
 )
@@ -84,7 +85,7 @@ func TestEmbeddingAttack(t *testing.T) {
 	}
 	clean := func(o Outcome) []int { return o.Clean }
 	attacked := func(o Outcome) []int { return o.Attacked }
-	prev := 2.0
+	prev, prevEuc := 2.0, -1.0
 	for _, eps := range []float64{0, 0.3, 1, 3} {
 		a := PGD(eps)
 		if eps == 0 {
@@ -99,6 +100,27 @@ func TestEmbeddingAttack(t *testing.T) {
 			t.Errorf("ε %g: clean %.3f, under attack %.3f (the previous ε: %.3f)", eps, c, u, prev)
 		}
 		prev = u
+		// Table 4's distances: zero at ε 0, and the vectors move further
+		// (on average) as ε grows; each is the head input's.
+		var cos, euc float64
+		for i := range b.B {
+			cos, euc = cos+o.Cosine[i]/float64(b.B), euc+o.Euclidean[i]/float64(b.B)
+		}
+		if eps == 0 && (math.Abs(cos-1) > 1e-6 || euc != 0) || eps > 0 && (euc <= prevEuc || cos >= 1) {
+			t.Errorf("ε %g: cosine %g, Euclidean %g (the previous ε: %g)", eps, cos, euc, prevEuc)
+		}
+		prevEuc = euc
+	}
+	tp0 := ag.NewTape()
+	tp0.NoGrad = true
+	o, _ := PGD(1).Run(m.Net, b)
+	delta, _ := PGD(1).Perturb(m.Net, b)
+	x0 := m.Net.EmbedInput(tp0, b)
+	_, s0 := m.Net.Encode(tp0, x0, b.Lengths)
+	_, s1 := m.Net.Encode(tp0, tp0.Add(x0, tp0.Const(delta)), b.Lengths)
+	h := s0.Shape()[1]
+	if want := tensor.Cosine(s0.Value.Data[:h], s1.Value.Data[:h]); math.Abs(o.Cosine[0]-want) > 1e-9 {
+		t.Errorf("cosine %g, by hand %g", o.Cosine[0], want)
 	}
 	if prev > 0.5 {
 		t.Errorf("k-PGD at ε 3 leaves %.3f accuracy on a small LSTM", prev)

@@ -28,6 +28,17 @@ type EmbeddingAttackConfig struct {
 	Eps, Step float64
 	Steps     int
 	Batch     int
+	// KeepExamples fills the report's Examples, for paired comparisons of
+	// models attacked on the same examples.
+	KeepExamples bool
+}
+
+// EmbeddingExample is one example's outcome.
+type EmbeddingExample struct {
+	Clean     bool    `json:"clean"`    // classified correctly before the attack
+	Attacked  bool    `json:"attacked"` // and under it
+	Cosine    float64 `json:"cosine"`
+	Euclidean float64 `json:"euclidean"`
 }
 
 // NewEmbeddingAttackConfig returns the CLI's defaults: k-PGD on the test
@@ -47,6 +58,16 @@ type EmbeddingAttackReport struct {
 	// DropSE is the paired standard error of Clean − UnderAttack (the
 	// same examples, one model).
 	DropSE float64 `json:"drop_se"`
+	// Cosine and Euclidean are the means over the examples of the cosine
+	// and the L2 distance between each clean and attacked sentence vector
+	// (the head's input; carl-rar.md §6.2, Table 4), with their standard
+	// errors.
+	Cosine      float64 `json:"cosine"`
+	CosineSE    float64 `json:"cosine_se"`
+	Euclidean   float64 `json:"euclidean"`
+	EuclideanSE float64 `json:"euclidean_se"`
+	// Examples, with KeepExamples, in the order of the seeded sample.
+	Examples []EmbeddingExample `json:"examples,omitempty"`
 }
 
 // EmbeddingAttack attacks a model's input embeddings on a split.
@@ -89,6 +110,7 @@ func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAt
 	ex = dataset.SeededSubset(ex, c.N, c.Seed)
 	r := &EmbeddingAttackReport{Attack: a, Method: c.Method, Dataset: name, N: len(ex)}
 	var sum, sumSq float64
+	var cos, euc [2]float64 // sums and sums of squares
 	for lo := 0; lo < len(ex); lo += c.Batch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -103,14 +125,21 @@ func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAt
 			return nil, err
 		}
 		for i, l := range labels {
-			c, u := b2f(o.Clean[i] == l), b2f(o.Attacked[i] == l)
-			r.Clean, r.UnderAttack = r.Clean+c, r.UnderAttack+u
-			sum, sumSq = sum+(c-u), sumSq+(c-u)*(c-u)
+			ok, okAdv := b2f(o.Clean[i] == l), b2f(o.Attacked[i] == l)
+			r.Clean, r.UnderAttack = r.Clean+ok, r.UnderAttack+okAdv
+			sum, sumSq = sum+(ok-okAdv), sumSq+(ok-okAdv)*(ok-okAdv)
+			cos[0], cos[1] = cos[0]+o.Cosine[i], cos[1]+o.Cosine[i]*o.Cosine[i]
+			euc[0], euc[1] = euc[0]+o.Euclidean[i], euc[1]+o.Euclidean[i]*o.Euclidean[i]
+			if c.KeepExamples {
+				r.Examples = append(r.Examples, EmbeddingExample{Clean: o.Clean[i] == l, Attacked: o.Attacked[i] == l, Cosine: o.Cosine[i], Euclidean: o.Euclidean[i]})
+			}
 		}
 	}
 	if r.N > 0 {
 		r.Clean, r.UnderAttack = r.Clean/float64(r.N), r.UnderAttack/float64(r.N)
 		r.DropSE = math.Sqrt(metrics.MeanVariance(sum, sumSq, r.N))
+		r.Cosine, r.CosineSE = cos[0]/float64(r.N), math.Sqrt(metrics.MeanVariance(cos[0], cos[1], r.N))
+		r.Euclidean, r.EuclideanSE = euc[0]/float64(r.N), math.Sqrt(metrics.MeanVariance(euc[0], euc[1], r.N))
 	}
 	return r, nil
 }

@@ -279,10 +279,18 @@ func TestEmbeddingAttackJob(t *testing.T) {
 	prev := 2.0
 	for _, eps := range []float64{0, 0.5, 5} {
 		a := pipeline.NewEmbeddingAttackConfig()
-		a.Model, a.Data.Test, a.Eps = c.Options.Out, te, eps
+		a.Model, a.Data.Test, a.Eps, a.KeepExamples = c.Options.Out, te, eps, true
 		r, err := pipeline.EmbeddingAttack(context.Background(), a)
 		if err != nil {
 			t.Fatal(err)
+		}
+		// The kept examples add up to the report's means.
+		var clean, cos float64
+		for _, e := range r.Examples {
+			clean, cos = clean+b2f(e.Clean)/float64(r.N), cos+e.Cosine/float64(r.N)
+		}
+		if len(r.Examples) != r.N || math.Abs(clean-r.Clean) > 1e-9 || math.Abs(cos-r.Cosine) > 1e-9 || eps == 0 && r.Euclidean != 0 {
+			t.Errorf("ε %g: %d examples, clean %g, cosine %g; report %+v", eps, len(r.Examples), clean, cos, r)
 		}
 		if r.N != 60 || r.UnderAttack > prev || (eps == 0 && (r.UnderAttack != r.Clean || r.DropSE != 0)) || (eps > 0 && r.DropSE <= 0) {
 			t.Errorf("ε %g: %+v (previous %g)", eps, r, prev)
@@ -305,4 +313,11 @@ func TestEmbeddingAttackJob(t *testing.T) {
 			t.Errorf("%s: %v", bad.want, err)
 		}
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

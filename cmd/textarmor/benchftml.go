@@ -122,11 +122,11 @@ func tableRecipes(quick bool, epochs string, flags []string) (map[string]experim
 		}
 		for _, f := range fields {
 			flagName, _, hasValue := strings.Cut(strings.TrimLeft(f, "-"), "=")
-			if !strings.HasPrefix(f, "--") || !hasValue || !rowFlag(name, flagName) {
+			if !strings.HasPrefix(f, "--") || !hasValue || !experiments.RecipeFlagAllowed(name, flagName) {
 				return nil, usageError{fmt.Errorf("--recipe-flags: %q: only the row's own flags (--%s-NAME=VALUE), the architecture flags and the optimiser's (%s), as --NAME=VALUE",
-					f, name, "--"+strings.Join(append(slices.Clone(recipeArchFlags), recipeTrainFlags...), ", --"))}
+					f, name, "--"+strings.Join(append(slices.Clone(experiments.RecipeArchFlags), experiments.RecipeTrainFlags...), ", --"))}
 			}
-			if slices.Contains(tuned[name], flagName) || recipeSets(r, flagName) {
+			if slices.Contains(tuned[name], flagName) || r.Sets(flagName) {
 				return nil, usageError{fmt.Errorf("--recipe-flags: --%s is already in the %s recipe", flagName, name)}
 			}
 			tuned[name] = append(tuned[name], flagName)
@@ -151,21 +151,6 @@ func tableRecipes(quick bool, epochs string, flags []string) (map[string]experim
 	return recipes, nil
 }
 
-// recipeArchFlags are the `train` architecture flags a row's recipe may
-// set (--recipe-flags), e.g. Jia et al.'s IBP model for the IBP row (spec
-// A16); the others come from the table's --model. recipeTrainFlags are
-// the optimiser flags no reference recipe sets (Jia et al. clip the
-// gradient norm at 0.25 and decay weights by 1e-4).
-var (
-	recipeArchFlags  = []string{"hidden", "pool", "dropout", "input-layer", "head-hidden", "filters", "widths"}
-	recipeTrainFlags = []string{"clip", "weight-decay"}
-)
-
-// rowFlag reports whether flag NAME may appear in defense's recipe flags.
-func rowFlag(defense, name string) bool {
-	return strings.HasPrefix(name, defense+"-") || slices.Contains(recipeArchFlags, name) || slices.Contains(recipeTrainFlags, name)
-}
-
 func splitList(s string) []string {
 	var out []string
 	for _, p := range strings.Split(s, ",") {
@@ -174,20 +159,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// recipeSets reports whether a reference recipe sets the row flag name
-// itself (--recipe-flags may not change it).
-func recipeSets(r experiments.FTMLRecipe, name string) bool {
-	switch name {
-	case "sem-k":
-		return r.SEMK > 0
-	case "atfl-steps":
-		return r.ATFLSteps > 0
-	case "ascc-steps":
-		return r.ASCCSteps > 0
-	case "ibp-ramp-epochs":
-		return r.IBPRampEpochs > 0
-	}
-	return false
 }

@@ -1,0 +1,51 @@
+package experiments
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/internal/realdata"
+)
+
+// A tiny CARL table on the shared SST-2 and MiniLM: every row trains and
+// is measured on the same examples, the checks compare them pairwise, a
+// rerun resumes without training, and a row of other settings is refused.
+func TestCARLTableRealData(t *testing.T) {
+	dir := realdata.Dir(t)
+	if _, err := os.Stat(filepath.Join(dir, "models", "all-MiniLM-L6-v2", "model.safetensors")); err != nil {
+		t.Skipf("no MiniLM checkpoint: %v", err)
+	}
+	c := NewCARLTable(dir)
+	c.Datasets, c.Rows, c.Out = []string{"sst2"}, []string{"plain", "freelb", "carl"}, t.TempDir()
+	c.Train.TrainN, c.Train.Options.Epochs, c.Train.Data.MaxLen, c.Train.Options.LR = 48, 2, 24, 1e-4
+	c.Train.Defense.Settings.CARL.StartEpoch = 1
+	c.TestN, c.Eps, c.WordN = 24, []float64{0.1}, 0
+	rep, err := RunCARLTable(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| carl |", "sst2: clean accuracy (points) carl > freelb", "sst2: cosine at ε 0.1 freelb > plain"} {
+		if !strings.Contains(rep.Markdown, want) {
+			t.Errorf("table lacks %q:\n%s", want, rep.Markdown)
+		}
+	}
+	log, err := os.ReadFile(filepath.Join(c.Out, "sst2-carl", "train.log.jsonl"))
+	if err != nil || !strings.Contains(string(log), `"carl":`) {
+		t.Errorf("the CARL row's log has no L_D: %v %s", err, log)
+	}
+	again, err := RunCARLTable(context.Background(), c)
+	if err != nil || again.Markdown != rep.Markdown {
+		t.Errorf("the rerun: %v\n%s", err, again.Markdown)
+	}
+	c.Train.Options.LR = 2e-4
+	if _, err := RunCARLTable(context.Background(), c); err == nil || !strings.Contains(err.Error(), "trained.json") {
+		t.Errorf("a row of another learning rate: %v", err)
+	}
+	c.Rows = []string{"plain", "bogus"}
+	if _, err := RunCARLTable(context.Background(), c); err == nil || !strings.Contains(err.Error(), "--rows") {
+		t.Errorf("an unknown row: %v", err)
+	}
+}
