@@ -47,6 +47,7 @@ func Defenses() []Defense {
 		{Name: "spgd", Summary: "SPGD (seed 003): sparse perturbations projected towards one neighbouring word each (Barham and Feizi 2019)", FlagPrefix: "spgd-", Embedding: true},
 		{Name: "fgm", Summary: "FGM adversarial training: one normalised-gradient step on the embeddings (Miyato et al. 2017)", FlagPrefix: "fgm-", Embedding: true},
 		{Name: "freelb", Summary: "FreeLB: n ascent steps on an embedding perturbation, the parameter gradients accumulated over them (Zhu et al. 2020)", FlagPrefix: "freelb-", Embedding: true},
+		{Name: "rar", Summary: "RAR (seed 001): FreeLB with a head, tied to the embeddings, that reconstructs every token from the perturbed input's token states (Qiu et al. 2021)", FlagPrefix: "rar-", Embedding: true},
 		{Name: "pgd", Summary: "PGD adversarial training: projected steps inside an ε-ball of the embeddings (Madry et al. 2018)", FlagPrefix: "pgd-", Embedding: true},
 		{Name: "flat", Summary: "FLAT (seed 004): variational word masks trained in attack rounds", Rounds: true, LR: 0.005, FlagPrefix: "flat-"}, // FLAT spec §5
 		{Name: "adv", Summary: "adversarial training in attack rounds, cross-entropy", Rounds: true, LR: 0.01},                                    // FLAT spec §5
@@ -102,6 +103,7 @@ type Settings struct {
 	// settings.
 	AdvT, IAdvT, SPGD, FGM, PGD AdvTextConfig
 	FreeLB                      FreeLBConfig
+	RAR                         RARConfig
 }
 
 // DefaultSettings returns the specs' defaults.
@@ -112,7 +114,7 @@ func DefaultSettings() Settings {
 		ASCCSteps: a.Steps, ASCCLR: a.LR, ASCCEntropy: a.EntropyWeight, ASCCBeta: a.Beta,
 		IBPKappa: i.KappaMax, IBPEps: i.EpsMax, IBPHull: HullEmbedding,
 		AdvT: DefaultAdvText(MethodAdvT), IAdvT: DefaultAdvText(MethodIAdvT), SPGD: DefaultAdvText(MethodSPGD),
-		FGM: DefaultAdvText(MethodFGM), PGD: DefaultAdvText(MethodPGD), FreeLB: DefaultFreeLB()}
+		FGM: DefaultAdvText(MethodFGM), PGD: DefaultAdvText(MethodPGD), FreeLB: DefaultFreeLB(), RAR: DefaultRAR()}
 }
 
 // ftmlConfig is FTML's and CML's configuration of s over syn.
@@ -143,6 +145,9 @@ func (s Settings) Validate() error {
 	if err := s.FreeLB.Validate(); err != nil {
 		return err
 	}
+	if err := s.RAR.Validate(); err != nil {
+		return err
+	}
 	for _, c := range []AdvTextConfig{s.AdvT, s.IAdvT, s.SPGD, s.FGM, s.PGD} {
 		if err := c.Validate(); err != nil {
 			return err
@@ -163,8 +168,11 @@ func NewObjective(name string, s Settings, syn *SynonymTable, table *tensor.Tens
 	if err != nil {
 		return nil, err
 	}
-	if name == "freelb" {
+	switch name {
+	case "freelb":
 		return NewFreeLB(s.FreeLB)
+	case "rar":
+		return NewRAR(s.RAR)
 	}
 	if d.Embedding {
 		c := map[string]AdvTextConfig{MethodAdvT: s.AdvT, MethodIAdvT: s.IAdvT, MethodSPGD: s.SPGD, MethodFGM: s.FGM, MethodPGD: s.PGD}[name]

@@ -57,6 +57,8 @@ func TestSettingsValidate(t *testing.T) {
 		"advtEps": func(s *Settings) { s.AdvT.Eps = 0 },
 		"spgdSig": func(s *Settings) { s.SPGD.Sigma = 1 },
 		"iadvtK":  func(s *Settings) { s.IAdvT.K = 0 },
+		"rarW":    func(s *Settings) { s.RAR.Weight = -1 },
+		"rarN":    func(s *Settings) { s.RAR.FreeLB.N = 0 },
 	} {
 		s := DefaultSettings()
 		edit(&s)
