@@ -168,8 +168,9 @@ func freeLBAscend(f FreeLBConfig, delta *tensor.Tensor, grad []float32, b *nn.Ba
 // L, e] (nil: clean), in evaluation mode: the reconstruction head's
 // arg-max token at each real position, one slice per example as long as
 // its input (carl-rar.md §3.3, Table 6: text from adversarial
-// representations). The head's logits take B·L·V floats at most: decode
-// a large set in batches.
+// representations). The ids are rows of the embedding table, so under an
+// IDMap (SEM) they are codes, as MapIDs gives. The head's logits take
+// B·L·V floats at most: decode a large set in batches.
 func ReconstructIDs(m *nn.Classifier, b *nn.Batch, delta *tensor.Tensor) ([][]int32, error) {
 	if m.Rec == nil {
 		return nil, errNoReconstructor
