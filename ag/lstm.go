@@ -265,9 +265,13 @@ func (t *Tape) pair(runA, runB func() layerRun) (*Var, *Var) {
 	concurrently(func() { la = runA() }, func() { lb = runB() })
 	aDone := false
 	va := t.op(la.out, func(o *Var) {
-		if !aDone {
-			la.back(o.Grad.Data)()
+		if aDone {
+			// b's backward ran a's too; reset so that another backward
+			// pass on this tape (Tape.ResetGrads) runs it again.
+			aDone = false
+			return
 		}
+		la.back(o.Grad.Data)()
 	}, la.parents...)
 	vb := t.op(lb.out, func(o *Var) {
 		if va.back == nil || va.Grad == nil || aDone {

@@ -145,6 +145,24 @@ func (t *Tape) BackwardFrom() {
 	}
 }
 
+// ResetGrads drops the gradients of the recorded operations' outputs,
+// keeping those of leaves and parameters, so that a second Backward on
+// the same tape propagates another loss through the same graph: the
+// leaves and parameters then hold the sum of both losses' gradients, and
+// a leaf's gradient copied in between is the first loss's alone (RAR's
+// perturbation ascends the classification loss only, while the
+// parameters learn from both). Every op's backward pass may run again
+// after it; the second pass costs as much as the first for the part of
+// the graph the second loss depends on.
+func (t *Tape) ResetGrads() {
+	for _, n := range t.nodes {
+		// nil, not zero: a Reshape's input may share its output's buffer,
+		// and a nil gradient lets BackwardFrom skip what the next loss
+		// does not reach.
+		n.Grad = nil
+	}
+}
+
 // SeedGrad adds g into v's gradient before BackwardFrom.
 func SeedGrad(v *Var, g []float32) {
 	d := v.grad()

@@ -88,17 +88,7 @@ func (f *FreeLB) Ascend(t *ag.Tape, m *nn.Classifier, b *nn.Batch, first func(se
 	}
 	r := rand.New(rand.NewSource(seed))
 	dim := m.Emb.Dim()
-	delta := tensor.New(b.B, b.L, dim)
-	real := func(i int) []float32 { return delta.Data[i*b.L*dim : (i*b.L+min(b.Lengths[i], b.L))*dim] }
-	if f.Gamma > 0 {
-		for i := range b.B {
-			d := real(i)
-			s := f.Gamma / math.Sqrt(float64(len(d)))
-			for j := range d {
-				d[j] = float32((2*r.Float64() - 1) * s)
-			}
-		}
-	}
+	delta := freeLBStart(f.FreeLBConfig, r, b, dim)
 	scale := float32(1 / float64(f.N))
 	for step := 1; step < f.N; step++ {
 		tp := &ag.Tape{Train: t.Train, Rng: rand.New(rand.NewSource(r.Int63()))}
@@ -111,23 +101,7 @@ func (f *FreeLB) Ascend(t *ag.Tape, m *nn.Classifier, b *nn.Batch, first func(se
 		if f.Trace != nil {
 			f.Trace(step, delta, leaf.Grad.Data)
 		}
-		next := tensor.New(delta.Shape...)
-		copy(next.Data, delta.Data)
-		for i := range b.B {
-			n := min(b.Lengths[i], b.L) * dim
-			g, d := leaf.Grad.Data[i*b.L*dim:i*b.L*dim+n], next.Data[i*b.L*dim:i*b.L*dim+n]
-			c := float32(f.Alpha / math.Max(l2(g), 1e-8))
-			for j, v := range g {
-				d[j] += c * v
-			}
-			if dn := l2(d); f.Eps > 0 && dn > f.Eps {
-				s := float32(f.Eps / dn)
-				for j := range d {
-					d[j] *= s
-				}
-			}
-		}
-		delta = next
+		delta = freeLBAscend(f.FreeLBConfig, delta, leaf.Grad.Data, b, dim)
 	}
 	if f.Trace != nil {
 		f.Trace(f.N, delta, nil)

@@ -48,6 +48,7 @@ func Defenses() []Defense {
 		{Name: "fgm", Summary: "FGM adversarial training: one normalised-gradient step on the embeddings (Miyato et al. 2017)", FlagPrefix: "fgm-", Embedding: true},
 		{Name: "freelb", Summary: "FreeLB: n ascent steps on an embedding perturbation, the parameter gradients accumulated over them (Zhu et al. 2020)", FlagPrefix: "freelb-", Embedding: true},
 		{Name: "carl", Summary: "CARL (seed 001): FreeLB plus a contrastive loss pulling clean and adversarial sentence vectors together against memory banks of other-label examples", FlagPrefix: "carl-", Embedding: true},
+		{Name: "rar", Summary: "RAR (seed 001): FreeLB with a head, tied to the embeddings, that reconstructs every token from the perturbed input's token states (Qiu et al. 2021)", FlagPrefix: "rar-", Embedding: true},
 		{Name: "pgd", Summary: "PGD adversarial training: projected steps inside an ε-ball of the embeddings (Madry et al. 2018)", FlagPrefix: "pgd-", Embedding: true},
 		{Name: "flat", Summary: "FLAT (seed 004): variational word masks trained in attack rounds", Rounds: true, LR: 0.005, FlagPrefix: "flat-"}, // FLAT spec §5
 		{Name: "adv", Summary: "adversarial training in attack rounds, cross-entropy", Rounds: true, LR: 0.01},                                    // FLAT spec §5
@@ -103,8 +104,10 @@ type Settings struct {
 	// settings.
 	AdvT, IAdvT, SPGD, FGM, PGD AdvTextConfig
 	FreeLB                      FreeLBConfig
-	// CARL's own settings; its FreeLB ones are FreeLB's.
+	// CARL's and RAR's own settings; their FreeLB fields are ignored:
+	// both run with FreeLB's (the paper freezes FreeLB's for them).
 	CARL CARLConfig
+	RAR  RARConfig
 }
 
 // DefaultSettings returns the specs' defaults.
@@ -115,7 +118,7 @@ func DefaultSettings() Settings {
 		ASCCSteps: a.Steps, ASCCLR: a.LR, ASCCEntropy: a.EntropyWeight, ASCCBeta: a.Beta,
 		IBPKappa: i.KappaMax, IBPEps: i.EpsMax, IBPHull: HullEmbedding,
 		AdvT: DefaultAdvText(MethodAdvT), IAdvT: DefaultAdvText(MethodIAdvT), SPGD: DefaultAdvText(MethodSPGD),
-		FGM: DefaultAdvText(MethodFGM), PGD: DefaultAdvText(MethodPGD), FreeLB: DefaultFreeLB(), CARL: DefaultCARL()}
+		FGM: DefaultAdvText(MethodFGM), PGD: DefaultAdvText(MethodPGD), FreeLB: DefaultFreeLB(), CARL: DefaultCARL(), RAR: DefaultRAR()}
 }
 
 // ftmlConfig is FTML's and CML's configuration of s over syn.
@@ -146,9 +149,12 @@ func (s Settings) Validate() error {
 	if err := s.FreeLB.Validate(); err != nil {
 		return err
 	}
-	carl := s.CARL
-	carl.FreeLB = s.FreeLB
+	carl, rar := s.CARL, s.RAR
+	carl.FreeLB, rar.FreeLB = s.FreeLB, s.FreeLB
 	if err := carl.Validate(); err != nil {
+		return err
+	}
+	if err := rar.Validate(); err != nil {
 		return err
 	}
 	for _, c := range []AdvTextConfig{s.AdvT, s.IAdvT, s.SPGD, s.FGM, s.PGD} {
@@ -178,6 +184,10 @@ func NewObjective(name string, s Settings, syn *SynonymTable, table *tensor.Tens
 		c := s.CARL
 		c.FreeLB = s.FreeLB
 		return NewCARL(c)
+	case "rar":
+		c := s.RAR
+		c.FreeLB = s.FreeLB
+		return NewRAR(c)
 	}
 	if d.Embedding {
 		c := map[string]AdvTextConfig{MethodAdvT: s.AdvT, MethodIAdvT: s.IAdvT, MethodSPGD: s.SPGD, MethodFGM: s.FGM, MethodPGD: s.PGD}[name]

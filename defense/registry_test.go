@@ -57,6 +57,9 @@ func TestSettingsValidate(t *testing.T) {
 		"advtEps": func(s *Settings) { s.AdvT.Eps = 0 },
 		"spgdSig": func(s *Settings) { s.SPGD.Sigma = 1 },
 		"iadvtK":  func(s *Settings) { s.IAdvT.K = 0 },
+		"rarW":    func(s *Settings) { s.RAR.Weight = -1 },
+		"freelbN": func(s *Settings) { s.FreeLB.N = 0 }, // CARL's and RAR's too
+		"carlTau": func(s *Settings) { s.CARL.Tau = 0 },
 	} {
 		s := DefaultSettings()
 		edit(&s)

@@ -91,7 +91,7 @@ type carlCell struct {
 	// PGD holds k-PGD's report per ε (with each example's outcome, for the
 	// paired comparisons).
 	PGD  map[string]*pipeline.EmbeddingAttackReport `json:"pgd"`
-	Word map[string]carlWordCell                     `json:"word,omitempty"`
+	Word map[string]carlWordCell                    `json:"word,omitempty"`
 }
 
 type carlWordCell struct {

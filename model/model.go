@@ -13,6 +13,7 @@ import (
 	"math/rand"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/nn"
@@ -303,4 +304,20 @@ func (m *Model) SetEmbeddings(vecs *text.Vectors) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// Decode writes ids, as Encode gives them, back as text: word pieces
+// joined (text.WordPiece.Decode), vocabulary words separated by spaces,
+// padding dropped.
+func (m *Model) Decode(ids []int32) string {
+	if m.Pieces != nil {
+		return m.Pieces.Decode(ids)
+	}
+	words := make([]string, 0, len(ids))
+	for _, id := range ids {
+		if id != nn.PadID {
+			words = append(words, m.Vocab.Word(id))
+		}
+	}
+	return strings.Join(words, " ")
 }

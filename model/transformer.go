@@ -47,6 +47,22 @@ type ImportOptions struct {
 	// Seed draws the weights the checkpoint lacks (a new classifier or
 	// pooler), N(0, 0.02) as BERT initialises them.
 	Seed int64
+	// Reconstructor attaches RAR's token reconstruction head
+	// (nn.Reconstructor), decoding with the word embeddings: initialised
+	// from the checkpoint's masked-LM head when it has one
+	// (cls.predictions.*, carl-rar.md ambiguity 13), else freshly (Seed).
+	Reconstructor bool
+}
+
+// reconstructorHF maps the reconstruction head's tensors to those of
+// BERT's masked-LM head, which has its shape (dense H→H, the encoder's
+// activation, LayerNorm, the tied decoder's bias).
+var reconstructorHF = map[string]string{
+	"reconstructor.dense.weight": "cls.predictions.transform.dense.weight",
+	"reconstructor.dense.bias":   "cls.predictions.transform.dense.bias",
+	"reconstructor.norm.weight":  "cls.predictions.transform.LayerNorm.weight",
+	"reconstructor.norm.bias":    "cls.predictions.transform.LayerNorm.bias",
+	"reconstructor.bias":         "cls.predictions.bias",
 }
 
 // placeholderClasses stand for the classes of an encoder imported without
@@ -117,6 +133,7 @@ func ImportHF(dir string, opt ImportOptions) (*Model, error) {
 		tokName = "whitespace"
 	}
 	opts := wp.Options()
+	cfg.Reconstructor = opt.Reconstructor
 	meta := Meta{Net: cfg, Tokenizer: tokName, MaxLen: maxLen, Classes: classes, Pieces: &opts}
 	if st := hf.SentenceTransformers; st != nil {
 		meta.Sentence = &SentenceSpec{Pool: st.Pooling, Normalize: st.Normalize}
@@ -132,8 +149,15 @@ func ImportHF(dir string, opt ImportOptions) (*Model, error) {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	m.Training = map[string]any{"imported_from": dir, "pooler_from_checkpoint": hf.HasPooler, "head_from_checkpoint": useHead}
-	if len(hf.Warnings) > 0 {
-		m.Training["import_warnings"] = hf.Warnings
+	warnings := hf.Warnings
+	if opt.Reconstructor {
+		m.Training["reconstructor_from_checkpoint"] = hf.HasMLMHead
+		if w, ok := hf.Tensors["cls.predictions.decoder.weight"]; ok && tensor.MaxAbsDiff(w.Data, m.Net.Emb.W.Value.Data) != 0 {
+			warnings = append(warnings, "the checkpoint's masked-LM decoder weight is not its word-embedding table; the reconstruction head decodes with the table (tied)")
+		}
+	}
+	if len(warnings) > 0 {
+		m.Training["import_warnings"] = warnings
 	}
 	return m, nil
 }
@@ -143,7 +167,14 @@ func ImportHF(dir string, opt ImportOptions) (*Model, error) {
 // classifier (transposed into the head's [in, out]) when useHead.
 func (m *Model) loadHFTensors(hf *checkpoint.HFCheckpoint, useHead bool) error {
 	for _, p := range m.Net.Params() {
-		src, ok := hf.Tensors[p.Name]
+		name := p.Name
+		if mlm, ok := reconstructorHF[name]; ok {
+			if !hf.HasMLMHead {
+				continue // freshly initialised
+			}
+			name = mlm
+		}
+		src, ok := hf.Tensors[name]
 		switch {
 		case !ok && (p == m.Net.Out.W || p == m.Net.Out.B):
 			continue
@@ -280,7 +311,12 @@ func normalize(v []float32) {
 // classifier.* ([classes, hidden]), the tokenizer's vocabulary and
 // settings, id2label from the classes. Only the pooler pooling is what
 // BertForSequenceClassification computes, so a model pooling otherwise is
-// refused rather than exported to predict differently.
+// refused rather than exported to predict differently. A reconstruction
+// head (RAR) goes out as the masked-LM head it is shaped like
+// (cls.predictions.*, decoder tied to the word embeddings): transformers
+// loads the directory as BertForMaskedLM with it, and as
+// BertForSequenceClassification without it (warning that those weights
+// are unused); ImportHF with Reconstructor reads it back.
 func (m *Model) ExportHF(dir string, overwrite bool) error {
 	tr, ok := m.Net.Enc.(*nn.Transformer)
 	if !ok || m.Pieces == nil {
@@ -304,7 +340,9 @@ func (m *Model) ExportHF(dir string, overwrite bool) error {
 	c.PadTokenID = int(m.Pieces.PadID())
 	ts := map[string]*tensor.Tensor{}
 	for _, p := range m.Net.Params() {
-		if p != m.Net.Out.W && p != m.Net.Out.B {
+		if mlm, ok := reconstructorHF[p.Name]; ok {
+			ts[mlm] = p.Value
+		} else if p != m.Net.Out.W && p != m.Net.Out.B {
 			ts[p.Name] = p.Value
 		}
 	}

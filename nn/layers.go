@@ -18,7 +18,8 @@ func uniform(rng *rand.Rand, a float64, shape ...int) *tensor.Tensor {
 }
 
 // Embedding maps token ids to rows of a [V, D] table. Row PadID stays zero
-// and never receives a gradient.
+// and never receives a gradient from the lookup (a decoder tied to the
+// table, Reconstructor, trains every row).
 type Embedding struct {
 	W     *ag.Param
 	PadID int32

@@ -56,6 +56,9 @@ type Config struct {
 	// Transformer is the encoder's shape when Arch is transformer
 	// (EmbedDim must equal its Hidden).
 	Transformer *TransformerConfig `json:"transformer,omitempty"`
+	// Reconstructor adds RAR's token reconstruction head (nn/recon.go),
+	// its decoder tied to the word embeddings.
+	Reconstructor bool `json:"reconstructor,omitempty"`
 }
 
 // Archs lists the encoder architectures.
@@ -140,6 +143,11 @@ func (c Config) Validate() error {
 	default:
 		return fmt.Errorf("unknown architecture %q (valid: %s)", c.Arch, strings.Join(Archs, ", "))
 	}
+	if c.Reconstructor {
+		if _, _, _, err := reconstructorShape(c); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -171,6 +179,9 @@ type Classifier struct {
 	// GroupMask, when non-nil, scales each word embedding by its group's
 	// learnt scalar (after Mask, before the encoder).
 	GroupMask *GroupMask
+	// Rec, when non-nil, is RAR's reconstruction head; nothing but
+	// Reconstruct reads it.
+	Rec *Reconstructor
 }
 
 // New builds a randomly initialised classifier.
@@ -207,10 +218,18 @@ func New(cfg Config, rng *rand.Rand) (*Classifier, error) {
 	if cfg.Groups != nil {
 		m.GroupMask = NewGroupMask(cfg.Groups, cfg.NumGroups)
 	}
+	if cfg.Reconstructor {
+		var err error
+		if m.Rec, err = newReconstructor(cfg, rng); err != nil {
+			return nil, err
+		}
+	}
 	return m, nil
 }
 
-// Params lists every parameter, embedding first, in a fixed order.
+// Params lists every parameter, embedding first, in a fixed order; the
+// reconstruction head's come last, so that the order of the others does
+// not depend on it.
 func (m *Classifier) Params() []*ag.Param {
 	ps := []*ag.Param{m.Emb.W}
 	if m.In != nil {
@@ -226,6 +245,9 @@ func (m *Classifier) Params() []*ag.Param {
 	}
 	if m.GroupMask != nil {
 		ps = append(ps, m.GroupMask.Params()...)
+	}
+	if m.Rec != nil {
+		ps = append(ps, m.Rec.Params()...)
 	}
 	return ps
 }
@@ -501,6 +523,9 @@ func (c Config) ParamCount() float64 {
 	}
 	if c.Groups != nil {
 		n += float64(c.NumGroups)
+	}
+	if c.Reconstructor {
+		n += reconstructorParamCount(c)
 	}
 	return n
 }

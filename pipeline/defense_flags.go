@@ -7,7 +7,7 @@ import (
 )
 
 // EmbeddingDefenseFlags registers the embedding-space defenses' settings
-// (AdvT, iAdvT, SPGD, FGM, PGD, FreeLB, CARL) on fs, writing into s. The
+// (AdvT, iAdvT, SPGD, FGM, PGD, FreeLB, CARL, RAR) on fs, writing into s. The
 // FreeLB flags default to -1: the dataset's row of the paper's Table 1
 // (DefenseConfig.FreeLBRow).
 func EmbeddingDefenseFlags(fs *flag.FlagSet, s *defense.Settings) {
@@ -34,10 +34,10 @@ func EmbeddingDefenseFlags(fs *flag.FlagSet, s *defense.Settings) {
 	fs.BoolVar(&s.SPGD.KeepOne, "spgd-keep-one", false, "spgd: perturb at least one position of a short text (⌊(1−σ)T⌋ = 0 perturbs none)")
 	fs.BoolVar(&s.IAdvT.LiteralIAdvT, "iadvt-literal", false, "iadvt: Sato et al.'s Eq. 6 as written (one normalisation of all weights) instead of per word, rescaled to ε")
 	const row = " (-1 = the dataset's row of the paper's Table 1, --freelb-row)"
-	fs.IntVar(&s.FreeLB.N, "freelb-n", -1, "freelb, carl: ascent steps (forward and backward passes) per batch"+row)
-	fs.Float64Var(&s.FreeLB.Alpha, "freelb-alpha", -1, "freelb, carl: normalised ascent step α"+row)
-	fs.Float64Var(&s.FreeLB.Gamma, "freelb-gamma", -1, "freelb, carl: magnitude γ of the random start (0 = zero)"+row)
-	fs.Float64Var(&s.FreeLB.Eps, "freelb-eps", -1, "freelb, carl: per-example bound ε of the perturbation (0 = none, the paper's runs)"+row)
+	fs.IntVar(&s.FreeLB.N, "freelb-n", -1, "freelb, carl, rar: ascent steps (forward and backward passes) per batch"+row)
+	fs.Float64Var(&s.FreeLB.Alpha, "freelb-alpha", -1, "freelb, carl, rar: normalised ascent step α"+row)
+	fs.Float64Var(&s.FreeLB.Gamma, "freelb-gamma", -1, "freelb, carl, rar: magnitude γ of the random start (0 = zero)"+row)
+	fs.Float64Var(&s.FreeLB.Eps, "freelb-eps", -1, "freelb, carl, rar: per-example bound ε of the perturbation (0 = none, the paper's runs)"+row)
 	c := &s.CARL
 	fs.Float64Var(&c.Tau, "carl-tau", def.CARL.Tau, "carl: temperature τ of exp(a·x/τ)")
 	fs.Float64Var(&c.Momentum, "carl-momentum", def.CARL.Momentum, "carl: memory-bank momentum M")
@@ -45,5 +45,6 @@ func EmbeddingDefenseFlags(fs *flag.FlagSet, s *defense.Settings) {
 	fs.IntVar(&c.Negatives, "carl-negatives", 0, "carl: negatives m per example, from other labels (0 = max(256, min(16000, ⌊0.27·N⌋)), the spec's scaling)")
 	fs.IntVar(&c.StartEpoch, "carl-start-epoch", def.CARL.StartEpoch, "carl: L_D joins after this many epochs; the banks fill during the epoch before")
 	fs.IntVar(&c.StartStep, "carl-start-step", 0, "carl: L_D joins at this optimiser step instead (the paper's Table 3; 0 = --carl-start-epoch)")
+	fs.Float64Var(&s.RAR.Weight, "rar-weight", def.RAR.Weight, "rar: weight w_r of the reconstruction loss")
 	fs.StringVar(&c.Contrast, "carl-loss", def.CARL.Contrast, "carl: contrastive loss, nce (CMC-style, Z frozen on the first batch) or infonce")
 }

@@ -201,6 +201,7 @@ func (c *TrainConfig) trainNew(ctx context.Context, opt train.Options, log io.Wr
 	if err != nil {
 		return nil, err
 	}
+	cfg.Reconstructor = c.Defense.Name == "rar" // RAR trains a head that reconstructs the tokens
 	if d := c.Defense.lookup(); d.Rounds {
 		if d.LR > 0 && c.DefenseLR {
 			opt.LR = d.LR

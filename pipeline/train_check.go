@@ -252,6 +252,7 @@ func checkAdvText(s defense.Settings) error {
 		Rule{c.Negatives >= 0, "carl-negatives", c.Negatives, "≥ 0 (0 = scaled with the training set)"},
 		Rule{c.StartEpoch >= 1 || c.StartStep > 0, "carl-start-epoch", c.StartEpoch, "at least 1 (the banks fill during the epoch before)"},
 		Rule{c.StartStep >= 0, "carl-start-step", c.StartStep, "≥ 0 (0 = --carl-start-epoch)"},
+		Rule{isFinite(s.RAR.Weight) && s.RAR.Weight >= 0, "rar-weight", s.RAR.Weight, "≥ 0"},
 		Rule{c.Contrast == defense.CARLNCE || c.Contrast == defense.CARLInfoNCE, "carl-loss", c.Contrast, "nce or infonce"})
 	return CheckRules(rules...)
 }

@@ -38,7 +38,8 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 		return nil, err
 	}
 	start := time.Now()
-	m, err := model.ImportHF(ft.Init, model.ImportOptions{Classes: ds.Classes, Pool: ft.Pool, MaxLen: c.Data.MaxLen, Tokenizer: preset.Tokenizer, Seed: opt.Seed})
+	m, err := model.ImportHF(ft.Init, model.ImportOptions{Classes: ds.Classes, Pool: ft.Pool, MaxLen: c.Data.MaxLen, Tokenizer: preset.Tokenizer, Seed: opt.Seed,
+		Reconstructor: c.Defense.Name == "rar"})
 	if err != nil {
 		return nil, err
 	}

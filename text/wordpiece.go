@@ -276,6 +276,29 @@ func (w *WordPiece) Token(id int32) string {
 	return w.vocab[id]
 }
 
+// Decode writes ids back as text: the special tokens ([CLS], [SEP],
+// padding) dropped, each continuation piece ("##ing") joined to the piece
+// before it, words separated by spaces (so "do n't" stays split: the
+// pre-tokenizer's boundaries are not undone).
+func (w *WordPiece) Decode(ids []int32) string {
+	var b strings.Builder
+	for _, id := range ids {
+		if id == w.cls || id == w.sep || id == w.pad {
+			continue
+		}
+		tok := w.Token(id)
+		if rest, ok := strings.CutPrefix(tok, w.prefix); ok && b.Len() > 0 {
+			b.WriteString(rest)
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(tok)
+	}
+	return b.String()
+}
+
 // Size returns the number of vocabulary entries (the model's embedding rows).
 func (w *WordPiece) Size() int { return len(w.vocab) }
 

@@ -721,3 +721,22 @@ func BenchmarkWordPieceEncodeWords(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(texts)), "ns/text")
 }
+
+// Decode drops the specials and joins continuation pieces: an encoding
+// decodes to its words (lower-cased, split at punctuation).
+func TestWordPieceDecode(t *testing.T) {
+	wp := newTestWP(t, nil)
+	for in, want := range map[string]string{
+		"Unaffable cat!":  "unaffable cat !",
+		"the  cat sat":    "the cat sat",
+		"helloworld abcd": "helloworld abcd",
+		"":                "",
+	} {
+		if got := wp.Decode(wp.Encode(in, 0).IDs); got != want {
+			t.Errorf("Decode(Encode(%q)) = %q, want %q", in, got, want)
+		}
+	}
+	if got := wp.Decode([]int32{9, 5, 0}); got != "##able un" {
+		t.Errorf("a leading continuation: %q", got)
+	}
+}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/internal/cli"
-	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -90,46 +89,6 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	if asJSON {
 		return json.NewEncoder(stdout).Encode(rep.JSON())
 	}
-	printAttackReport(stdout, rep)
+	rep.WriteText(stdout)
 	return nil
-}
-
-// printAttackReport writes the text summary of an attack.
-func printAttackReport(w io.Writer, rep *pipeline.AttackReport) {
-	sum := rep.Summary
-	fmt.Fprintf(w, "attack %s on %s/%s, model %s, %d examples\n", rep.Recipe, rep.Dataset, rep.Split, rep.Model, sum.N)
-	fmt.Fprintf(w, "  successful / failed / skipped: %d / %d / %d\n", sum.Successful, sum.Failed, sum.Skipped)
-	fmt.Fprintf(w, "  verified successes:     %d/%d (each written text read back and re-classified)\n", sum.Verified, sum.Successful)
-	if sum.Mismatched > 0 {
-		fmt.Fprintf(w, "  MISMATCHED successes:   %d: their written text does not fool the model (a bug; indices %s)\n",
-			sum.Mismatched, firstIndices(rep.Mismatched(), 20))
-	}
-	fmt.Fprintf(w, "  original accuracy:      %6.2f%%\n", 100*sum.OriginalAccuracy)
-	fmt.Fprintf(w, "  accuracy under attack:  %6.2f%% ± %.2f SE\n", 100*sum.AccuracyUnderAttack, 100*metrics.BinomialSE(sum.AccuracyUnderAttack, sum.N))
-	fmt.Fprintf(w, "  attack success rate:    %6.2f%%\n", 100*sum.AttackSuccessRate)
-	fmt.Fprintf(w, "  avg perturbed words:    %6.2f%%\n", sum.AvgPerturbedWordPct)
-	fmt.Fprintf(w, "  avg words per input:    %6.1f\n", sum.AvgWords)
-	fmt.Fprintf(w, "  avg queries:            %6.1f distinct inputs scored; %.1f with repeats (TextAttack's count)\n", sum.AvgQueries, sum.AvgQueriesWithRepeats)
-	fmt.Fprintf(w, "  seconds per example:    %8.3f (wall %.1fs)\n", sum.SecondsPerExample, rep.Wall.Seconds())
-	if rep.Truncated > 0 {
-		fmt.Fprintf(w, "  truncated texts:        %d (the model reads their first %d tokens)\n", rep.Truncated, rep.MaxLen)
-	}
-	if rep.Agreement != nil {
-		printAgreement(w, rep.Agreement)
-	}
-	for _, d := range rep.Deviations {
-		fmt.Fprintf(w, "  deviation: %s\n", d)
-	}
-}
-
-// firstIndices lists at most limit indices, with " …" when there are more.
-func firstIndices(ix []int, limit int) string {
-	var out []string
-	for i, x := range ix {
-		if i == limit {
-			return strings.Join(out, " ") + " …"
-		}
-		out = append(out, fmt.Sprint(x))
-	}
-	return strings.Join(out, " ")
 }

@@ -2,10 +2,7 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"io"
 
-	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -17,22 +14,4 @@ func registerExplain(fs *flag.FlagSet, e *pipeline.ExplainConfig) {
 	fs.IntVar(&e.K, "explain-k", e.K, "with --explain: k of the top-k intersection")
 	fs.IntVar(&e.Pairs, "explain-pairs", e.Pairs, "with --explain: explain a seeded uniform sample of this many successful attacks (FLAT spec §9.2 samples 1,000 for LIME); 0 = all")
 	fs.StringVar(&e.Label, "explain-label", e.Label, "with --explain: all = explain every class and average over classes, then pairs (FLAT spec §9.2, F11's default); gold = explain each pair's gold label, average per gold class, then over classes (F11's alternative)")
-}
-
-// printAgreement writes the agreement of attack --explain.
-func printAgreement(w io.Writer, a *explain.Agreement) {
-	how := "class-averaged, position-aligned"
-	if a.Label == "gold" {
-		how = "gold label, averaged per gold class, position-aligned"
-	}
-	sample := ""
-	if a.SampledFrom > 0 {
-		sample = fmt.Sprintf(", a seeded sample of the %d", a.SampledFrom)
-	}
-	fmt.Fprintf(w, "  %s agreement over %d successful attacks (%s%s):\n", a.Method, a.Pairs, how, sample)
-	fmt.Fprintf(w, "    kendall tau:            %6.4f ± %.4f SE (%d pairs; %d undefined class τ skipped)\n", a.KendallTau, a.KendallTauSE, a.TauPairs, a.TauUndefined)
-	fmt.Fprintf(w, "    top-%d intersection:     %6.4f ± %.4f SE\n", a.K, a.TopK, a.TopKSE)
-	if a.LengthMismatch > 0 {
-		fmt.Fprintf(w, "    length mismatches:      %d (compared on the shorter length)\n", a.LengthMismatch)
-	}
 }

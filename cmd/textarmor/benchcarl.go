@@ -36,7 +36,7 @@ func runBenchCARLTable(args []string, stdout, stderr io.Writer) error {
 	}
 	c.Train.TrainSubset = c.Train.TrainN > 0
 	c.Data.Dir, c.Train.FineTune.Init = dir, experiments.NewCARLTable(dir).Train.FineTune.Init
-	c.Datasets, c.Rows, c.WordAttacks, c.Log = splitList(sets), splitList(rows), splitList(words), stderr
+	c.Datasets, c.Rows, c.WordAttacks, c.Log = cli.SplitList(sets), cli.SplitList(rows), cli.SplitList(words), stderr
 	rep, err := experiments.ReportCARLTable(c)
 	if !report {
 		rep, err = experiments.RunCARLTable(context.Background(), c)

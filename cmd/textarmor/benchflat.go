@@ -42,9 +42,9 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	c.Data, c.Log = df.Data, stderr
-	c.Attacks, c.Rows = splitList(attacks), splitList(rows)
+	c.Attacks, c.Rows = cli.SplitList(attacks), cli.SplitList(rows)
 	c.Explain = nil
-	for _, m := range splitList(methods) {
+	for _, m := range cli.SplitList(methods) {
 		if m != "none" {
 			c.Explain = append(c.Explain, m)
 		}

@@ -60,7 +60,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	if cleanN != -1 {
 		c.CleanN = cleanN
 	}
-	c.Defenses, c.Attacks = splitList(defList), splitList(atkList)
+	c.Defenses, c.Attacks = cli.SplitList(defList), cli.SplitList(atkList)
 	var err error
 	if c.Recipes, err = tableRecipes(c.Quick, recipeEpochs, recipeFlags); err != nil {
 		return err
@@ -97,7 +97,7 @@ func tableRecipes(quick bool, epochs string, flags []string) (map[string]experim
 		}
 		recipes[r.Defense] = r
 	}
-	for _, kv := range splitList(epochs) {
+	for _, kv := range cli.SplitList(epochs) {
 		name, val, ok := strings.Cut(kv, "=")
 		r, known := recipes[name]
 		n, err := strconv.Atoi(val)
@@ -149,14 +149,4 @@ func tableRecipes(quick bool, epochs string, flags []string) (map[string]experim
 		recipes[name] = r
 	}
 	return recipes, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }

@@ -33,7 +33,7 @@ func runBenchSPGDTable(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	c.Data, c.Rows, c.Log = df.Data, splitList(rows), stderr
+	c.Data, c.Rows, c.Log = df.Data, cli.SplitList(rows), stderr
 	for m, e := range eps {
 		c.Eps[m] = *e
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/textarmor/textarmor/internal/cli"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -39,7 +40,7 @@ func runEmbedCounterfit(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	c.Synonyms, c.Antonyms, c.Log = splitList(synList), splitList(antList), stderr
+	c.Synonyms, c.Antonyms, c.Log = cli.SplitList(synList), cli.SplitList(antList), stderr
 	r, err := pipeline.Counterfit(context.Background(), c)
 	if err != nil || !asJSON {
 		return err

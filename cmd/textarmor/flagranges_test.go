@@ -78,6 +78,7 @@ func TestTrainFlagRanges(t *testing.T) {
 		{def("carl", "--carl-negatives", "-1"), "--carl-negatives -1"},
 		{def("carl", "--carl-start-epoch", "0"), "--carl-start-epoch 0"},
 		{def("carl", "--carl-loss", "softmax"), "--carl-loss"},
+		{def("rar", "--rar-weight", "-1"), "--rar-weight -1"},
 		{tr("--embed-dropout", "1"), "--embed-dropout 1"},
 		{def("flat", "--flat-gamma", "-0.1"), "--flat-gamma -0.1"},
 		{def("adv", "--rounds", "0"), "--rounds 0"},

@@ -38,6 +38,7 @@ func commands() []command {
 		{"eval", "evaluate a model: accuracy, macro-F1, per-class scores, confusion matrix", runEval},
 		{"attack", "attack a model with a word-substitution recipe (pwws, textfooler, ga, pso)", runAttack},
 		{"explain", "per-word attributions of a prediction (integrated gradients or LIME)", runExplain},
+		{"reconstruct", "decode a RAR model's text from k-PGD-attacked representations (its tokens' reconstruction)", runReconstruct},
 		{"importance", "list the most and least important words of a FLAT (masked) model", runImportance},
 		{"predict", "classify texts given as arguments or one per line on stdin", runPredict},
 		{"embed-text", "sentence embeddings of texts from a transformer (a textarmor model or a Hugging Face directory)", runEmbedText},

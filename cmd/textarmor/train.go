@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/internal/cli"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/pipeline"
 	"github.com/textarmor/textarmor/tensor"
@@ -152,7 +153,7 @@ func (t *trainFlags) config(fs *flag.FlagSet, stderr io.Writer) (pipeline.TrainC
 		return c, err
 	}
 	c.Data, c.Options, c.Log = t.df.Data, t.opt, stderr
-	if c.Options.DecayEpochs, err = parseDecayEpochs(t.decay); err != nil {
+	if c.Options.DecayEpochs, err = cli.Epochs("--lr-decay-epochs", t.decay); err != nil {
 		return c, err
 	}
 	if !t.quiet {
@@ -223,7 +224,7 @@ func (d *defenseFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.CEUpdatesEmbedding, "ftml-ce-updates-embedding", def.Settings.CEUpdatesEmbedding, "ftml/cml: let cross-entropy train the embedding table too (spec: it does not)")
 	fs.Float64Var(&s.CMLTau, "cml-tau", def.Settings.CMLTau, "cml: temperature τ")
 	d.bl.register(fs, s)
-	fs.StringVar(&d.cfg.FreeLBRow, "freelb-row", def.FreeLBRow, "freelb, carl: the paper's Table 1 row the --freelb-* flags left at -1 take: auto (by dataset: imdb yelp-p, trec yahoo, agnews ag, others sst2), sst2, yelp-p, yahoo or ag")
+	fs.StringVar(&d.cfg.FreeLBRow, "freelb-row", def.FreeLBRow, "freelb, carl, rar: the paper's Table 1 row the --freelb-* flags left at -1 take: auto (by dataset: imdb yelp-p, trec yahoo, agnews ag, others sst2), sst2, yelp-p, yahoo or ag")
 	d.fl.register(fs, &d.cfg.Rounds, &d.cfg.ProbInputs)
 	registerGroupFlags(fs, &d.cfg.GroupMask)
 }
@@ -281,22 +282,4 @@ func (d *defenseFlags) config() (pipeline.DefenseConfig, error) {
 // defenseList names the defenses, for --defense's help.
 func defenseList() string {
 	return strings.Join(defense.Names(), ", ") + " (flat: FLAT word masks with attack rounds; adv: attack rounds, cross-entropy)"
-}
-
-// parseDecayEpochs parses --lr-decay-epochs: comma-separated epochs ≥ 1.
-func parseDecayEpochs(list string) ([]int, error) {
-	var out []int
-	for _, s := range strings.Split(list, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			e, err := strconv.Atoi(s)
-			if err != nil {
-				return nil, usageError{fmt.Errorf("--lr-decay-epochs %q: %v", list, err)}
-			}
-			if e < 1 {
-				return nil, usageError{fmt.Errorf("--lr-decay-epochs %q: epoch %d must be at least 1", list, e)}
-			}
-			out = append(out, e)
-		}
-	}
-	return out, nil
 }

@@ -70,7 +70,7 @@ func trainOverlay(what string, args []string) (func(c *pipeline.TrainConfig, kee
 	var err error
 	if full.Defense, err = t.dfl.config(); err == nil {
 		if full.Net, err = t.nf.network(); err == nil {
-			full.Options.DecayEpochs, err = parseDecayEpochs(t.decay)
+			full.Options.DecayEpochs, err = cli.Epochs("--lr-decay-epochs", t.decay)
 		}
 	}
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/pipeline"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -151,6 +152,23 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 	}
 	if log, err := os.ReadFile(carl + ".log.jsonl"); err != nil || !strings.Contains(string(log), `"carl":`) || accuracyOf(t, carl, dv) < 0.75 {
 		t.Errorf("carl model: %v, log %s", err, log)
+	}
+	// RAR: the model gains a head tied to its word pieces; reconstruct
+	// decodes the test texts under k-PGD and has the plain model judge them.
+	rar := filepath.Join(dir, "rar")
+	code, _, stderr = runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "transformer", "--init", hf, "--defense", "rar",
+		"--freelb-alpha", "0.0001", "--epochs", "12", "--lr", "3e-3", "--batch", "16", "--out", rar, "--quiet")
+	if code != 0 || accuracyOf(t, rar, dv) < 0.65 { // the random tiny encoder learns the task late beside L_R
+		t.Fatalf("train --defense rar: exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr = runCmd(t, "reconstruct", "--model", rar, "--plain", filepath.Join(dir, "advt"), "--test", dv, "--eps", "0.5", "--json")
+	var rec pipeline.ReconstructReport
+	if code != 0 || json.Unmarshal([]byte(stdout), &rec) != nil || rec.N != 60 || len(rec.Texts) != 60 || rec.TokenAccuracyClean < 0.5 ||
+		rec.TokenAccuracyAttacked > rec.TokenAccuracyClean || rec.Texts[0].PlainOriginal < 0 || rec.Texts[0].Original == "" {
+		t.Errorf("reconstruct: exit %d: %.300s %s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCmd(t, "reconstruct", "--model", filepath.Join(dir, "advt"), "a film"); code != 2 || !strings.Contains(stderr, "no reconstruction head") {
+		t.Errorf("reconstruct without a head: exit %d: %s", code, stderr)
 	}
 	code, stdout, stderr = runCmd(t, "explain", "--model", filepath.Join(dir, "spgd"), "--perturbation", "spgd", "--json", "a good and excellent film with a dull plot")
 	if code != 0 || !strings.Contains(stdout, `"toward"`) {

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 )
 
@@ -18,4 +20,32 @@ func CopyFields(dst, src any, paths []string) {
 		}
 		d.Set(s)
 	}
+}
+
+// SplitList splits a comma-separated flag value, dropping empty items and
+// the spaces around each.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Epochs parses the comma-separated epochs (each ≥ 1) of flag.
+func Epochs(flag, list string) ([]int, error) {
+	var out []int
+	for _, s := range SplitList(list) {
+		e, err := strconv.Atoi(s)
+		if err != nil {
+			return nil, UsageError{fmt.Errorf("%s %q: %v", flag, list, err)}
+		}
+		if e < 1 {
+			return nil, UsageError{fmt.Errorf("%s %q: epoch %d must be at least 1", flag, list, e)}
+		}
+		out = append(out, e)
+	}
+	return out, nil
 }
