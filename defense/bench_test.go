@@ -1,12 +1,14 @@
 package defense
 
 import (
+	"fmt"
 	"math/rand"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/optim"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/train"
 )
 
@@ -189,6 +191,49 @@ func BenchmarkFLATObjective(b *testing.B) {
 				b.Fatal(err)
 			}
 			runObjectiveSteps(b, f, m, nn.MakeBatch(seqs, labels, m.Enc.MinLen()))
+		})
+	}
+}
+
+// BenchmarkCARLContrast times what the memory banks add to a CARL step on
+// all-MiniLM-L6-v2's sizes (H 384, batch 32): the negatives' draw, both
+// directions' NCE against the banks, their backward pass and the bank
+// write, with the spec §9 m for N 2,000 and the paper's SST-2 N and m.
+// Compare with a FreeLB step's time (docs/carl-rar.md).
+func BenchmarkCARLContrast(b *testing.B) {
+	for _, size := range []struct{ n, m int }{{2000, 540}, {67349, 16000}} {
+		b.Run(fmt.Sprintf("N%d-m%d", size.n, size.m), func(b *testing.B) {
+			const batch, dim = 32, 384
+			cfg := DefaultCARL()
+			cfg.Negatives = size.m
+			c, _ := NewCARL(cfg)
+			ex := make([]train.Example, size.n)
+			for i := range ex {
+				ex[i].Label = i % 2
+			}
+			if err := c.Prepare(ex, size.n/batch); err != nil {
+				b.Fatal(err)
+			}
+			c.allocate(dim)
+			r := rand.New(rand.NewSource(1))
+			for i := range c.bankOrig.Data {
+				c.bankOrig.Data[i], c.bankAdv.Data[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			}
+			bt := &nn.Batch{B: batch, Index: r.Perm(size.n)[:batch]}
+			sAdv, sClean := tensor.New(batch, dim), tensor.New(batch, dim)
+			for i := range sAdv.Data {
+				sAdv.Data[i], sClean.Data[i] = float32(r.NormFloat64()), float32(r.NormFloat64())
+			}
+			b.ResetTimer()
+			for range b.N {
+				tp := ag.NewTape()
+				adv, clean := unitRows(tp, tp.Leaf(sAdv)), unitRows(tp, tp.Leaf(sClean))
+				neg := c.sample(r, bt)
+				ld := tp.Add(c.direction(tp, 0, adv, clean, c.bankOrig, neg, batch), c.direction(tp, 1, clean, adv, c.bankAdv, neg, batch))
+				tp.Backward(ld)
+				c.pending = &bankUpdate{index: bt.Index, orig: clean.Data(), adv: adv.Data()}
+				c.applyPending()
+			}
 		})
 	}
 }
