@@ -116,10 +116,7 @@ func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAt
 			return nil, err
 		}
 		part := ex[lo:min(lo+c.Batch, len(ex))]
-		seqs, labels := make([][]int32, len(part)), make([]int, len(part))
-		for i, e := range part {
-			seqs[i], labels[i] = m.Encode(e.Text), e.Label
-		}
+		seqs, labels := encodeExamples(m, part)
 		o, err := a.Run(m.Net, nn.MakeBatch(seqs, labels, m.Net.Enc.MinLen()))
 		if err != nil {
 			return nil, err

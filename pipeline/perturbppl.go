@@ -101,10 +101,7 @@ func PerturbationPerplexity(ctx context.Context, c PerturbationPerplexityConfig)
 			return nil, err
 		}
 		part := ex[lo:min(lo+c.Batch, len(ex))]
-		seqs, labels := make([][]int32, len(part)), make([]int, len(part))
-		for i, e := range part {
-			seqs[i], labels[i] = m.Encode(e.Text), e.Label
-		}
+		seqs, labels := encodeExamples(m, part)
 		b := nn.MakeBatch(seqs, labels, m.Net.Enc.MinLen())
 		x := m.Net.EmbedInput(ag.NewTape(), b).Value
 		p, err := adv.Perturb(m.Net, b, x, 0, false)

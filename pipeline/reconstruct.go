@@ -112,10 +112,7 @@ func Reconstruct(ctx context.Context, c ReconstructConfig) (*ReconstructReport, 
 			return nil, err
 		}
 		part := ex[lo:min(lo+c.Batch, len(ex))]
-		seqs, labels := make([][]int32, len(part)), make([]int, len(part))
-		for i, e := range part {
-			seqs[i], labels[i] = m.Encode(e.Text), e.Label
-		}
+		seqs, labels := encodeExamples(m, part)
 		if len(c.Texts) > 0 {
 			for i, p := range m.Net.Predict(seqs) {
 				labels[i] = nn.Argmax(p)
@@ -166,4 +163,13 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// encodeExamples is each example's ids, as m reads its text, and label.
+func encodeExamples(m *model.Model, ex []dataset.Example) ([][]int32, []int) {
+	seqs, labels := make([][]int32, len(ex)), make([]int, len(ex))
+	for i, e := range ex {
+		seqs[i], labels[i] = m.Encode(e.Text), e.Label
+	}
+	return seqs, labels
 }
