@@ -237,3 +237,61 @@ func BenchmarkCARLContrast(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFreeLBFamilyMiniLM times one training step (loss, backward,
+// no optimiser) of plain cross-entropy, FreeLB, CARL with L_D on and RAR on a random model of
+// all-MiniLM-L6-v2's shape, batch 32 of 25 word pieces: the ratios are
+// the step-cost targets (docs/carl-rar.md). CARL's banks hold N
+// rows and it draws the spec's m for them.
+func BenchmarkFreeLBFamilyMiniLM(b *testing.B) {
+	const batch, length, n = 32, 25, 2000
+	cfg := nn.MiniLMConfig(2)
+	cfg.Reconstructor = true
+	m, err := nn.New(cfg, rand.New(rand.NewSource(1)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(2))
+	seqs, labels := make([][]int32, batch), make([]int, batch)
+	for i := range seqs {
+		seqs[i] = make([]int32, length)
+		for j := range seqs[i] {
+			seqs[i][j] = int32(1000 + r.Intn(20000))
+		}
+		labels[i] = i % 2
+	}
+	bt := nn.MakeBatch(seqs, labels, 1)
+	bt.Index = r.Perm(n)[:batch]
+	freelb, _ := NewFreeLB(DefaultFreeLB())
+	rar, _ := NewRAR(DefaultRAR())
+	carl, _ := NewCARL(DefaultCARL())
+	ex := make([]train.Example, n)
+	for i := range ex {
+		ex[i].Label = i % 2
+	}
+	if err := carl.Prepare(ex, n/batch); err != nil {
+		b.Fatal(err)
+	}
+	carl.allocate(384)
+	for i := range carl.bankOrig.Data {
+		carl.bankOrig.Data[i], carl.bankAdv.Data[i] = float32(r.NormFloat64())/20, float32(r.NormFloat64())/20
+	}
+	for i := range carl.written {
+		carl.written[i] = true
+	}
+	carl.AtStep(carl.Start())
+	for _, o := range []train.Objective{train.Standard{}, freelb, carl, rar} {
+		b.Run(o.Name(), func(b *testing.B) {
+			for range b.N {
+				tp := ag.NewTape()
+				tp.Train, tp.Rng = true, rand.New(rand.NewSource(3))
+				out, err := o.Loss(tp, m, bt)
+				if err != nil {
+					b.Fatal(err)
+				}
+				tp.Backward(out.Loss)
+				optim.ZeroGrad(m.Params())
+			}
+		})
+	}
+}
