@@ -21,9 +21,9 @@ type EmbeddingAttackConfig struct {
 	// N examples of a seeded sample of the split (0 = all).
 	N    int
 	Seed int64
-	// Method is pgd (K steps, η = ε by default) or fgm (one step); Eps the
-	// L2 radius per example; Steps and Step, when positive, replace the
-	// method's K and η.
+	// Method is pgd (Steps steps of η = ε by default) or fgm (one step of
+	// ε; Steps does not apply); Eps the L2 radius per example (0 = the
+	// clean input); Step, when positive, replaces pgd's η.
 	Method    string
 	Eps, Step float64
 	Steps     int
@@ -41,10 +41,10 @@ type EmbeddingExample struct {
 	Euclidean float64 `json:"euclidean"`
 }
 
-// NewEmbeddingAttackConfig returns the CLI's defaults: k-PGD on the test
-// split, batches of 32.
+// NewEmbeddingAttackConfig returns the CLI's defaults: k-PGD at ε 0.1
+// with K = 3 (spec §6.3, ambiguity 12) on the test split, batches of 32.
 func NewEmbeddingAttackConfig() EmbeddingAttackConfig {
-	return EmbeddingAttackConfig{Data: NewData(), Split: "test", Method: "pgd", Batch: 32}
+	return EmbeddingAttackConfig{Data: NewData(), Split: "test", Method: "pgd", Eps: 0.1, Steps: 3, Batch: 32}
 }
 
 // EmbeddingAttackReport is the accuracy before and under the attack.
@@ -80,7 +80,7 @@ func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAt
 	default:
 		return nil, configErrorf("--recipe %q: the embedding attacks are pgd and fgm", c.Method)
 	}
-	if c.Steps > 0 {
+	if c.Method == "pgd" {
 		a.Steps = c.Steps
 	}
 	if c.Step > 0 {
@@ -89,7 +89,7 @@ func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAt
 	if c.Eps == 0 {
 		a.Step = 1 // nothing moves; a step keeps the settings valid
 	}
-	if err := CheckRules(Rule{isFinite(c.Eps) && c.Eps >= 0, "eps", c.Eps, "≥ 0"}, Rule{c.Steps >= 0, "steps", c.Steps, "≥ 1 (0 = the method's)"},
+	if err := CheckRules(Rule{isFinite(c.Eps) && c.Eps >= 0, "eps", c.Eps, "≥ 0"}, Rule{c.Method != "pgd" || c.Steps >= 1 && c.Steps <= 100, "steps", c.Steps, "in [1, 100]"},
 		Rule{c.N >= 0, "n", c.N, "≥ 0 (0 = the whole split)"}, Rule{c.Batch >= 1, "batch", c.Batch, "at least 1"}); err != nil {
 		return nil, err
 	}

@@ -304,6 +304,7 @@ func TestEmbeddingAttackJob(t *testing.T) {
 		{func(a *pipeline.EmbeddingAttackConfig) { a.Eps = -1 }, "--eps -1"},
 		{func(a *pipeline.EmbeddingAttackConfig) { a.Method = "pgdx" }, "pgd and fgm"},
 		{func(a *pipeline.EmbeddingAttackConfig) { a.Steps = -2 }, "--steps -2"},
+		{func(a *pipeline.EmbeddingAttackConfig) { a.Steps = 0 }, "--steps 0 must be in [1, 100]"}, // K = 0 (issue #43)
 	} {
 		a := pipeline.NewEmbeddingAttackConfig()
 		a.Model, a.Data.Test, a.Eps = c.Options.Out, te, 1
