@@ -81,6 +81,7 @@ func NewCARLTable(dir string) CARLTable {
 	tc.Options.Schedule, tc.Options.Warmup, tc.Options.WeightDecay, tc.Options.Clip = "linear", 0, 0, 1
 	tc.Data.MaxLen = 64
 	tc.TrainSubset, tc.TrainN = true, 2000
+	tc.NoTest = true // the cells measure the seeded test sample themselves
 	return CARLTable{Data: d, Datasets: CARLDatasets, Rows: CARLRows, Train: tc, TestN: 1000,
 		Eps: []float64{0.02, 0.075, 0.1}, WordAttacks: []string{"pwws", "textfooler"}, WordN: 100, Out: "carl-table"}
 }

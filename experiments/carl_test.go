@@ -22,6 +22,7 @@ func TestCARLTableRealData(t *testing.T) {
 	c.Datasets, c.Rows, c.Out = []string{"sst2"}, []string{"plain", "freelb", "carl"}, t.TempDir()
 	c.Train.TrainN, c.Train.Options.Epochs, c.Train.Data.MaxLen, c.Train.Options.LR = 48, 2, 24, 1e-4
 	c.Train.Defense.Settings.CARL.StartEpoch = 1
+	c.Train.NoDev = true // the last epoch's model: no dev passes over SST-2's 872
 	c.TestN, c.Eps, c.WordN = 24, []float64{0.1}, 0
 	rep, err := RunCARLTable(context.Background(), c)
 	if err != nil {
