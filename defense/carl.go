@@ -162,6 +162,15 @@ func (c *CARL) Start() int {
 	return c.StartEpoch * c.spe
 }
 
+// FirstSelectableEpoch implements train.Selective: the first epoch that
+// ends with L_D on.
+func (c *CARL) FirstSelectableEpoch() int {
+	if c.spe == 0 {
+		return 1
+	}
+	return c.Start()/c.spe + 1
+}
+
 // filling reports whether the banks take this step's vectors: from the
 // epoch before S on.
 func (c *CARL) filling() bool { return c.step >= c.Start()-c.spe }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
@@ -368,12 +369,15 @@ func TestCARLTrainsAndResumes(t *testing.T) {
 		cfg.StartEpoch = 2
 		c, _ := NewCARL(cfg)
 		opt := train.Options{Epochs: epochs, BatchSize: 32, LR: 1e-2, Seed: 5, Out: filepath.Join(dir, "m"), Resume: resume, KeepCheckpoint: true}
-		res, err := train.Run(m, c, tr, nil, opt)
+		res, err := train.Run(m, c, tr, dev, opt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if e := res.Epochs[len(res.Epochs)-1]; epochs == 6 && e.Terms["carl"] == 0 {
 			t.Fatalf("no L_D in the last epoch: %v", e.Terms)
+		}
+		if res.BestEpoch < 3 {
+			t.Fatalf("kept epoch %d, before L_D joined (epoch 3)", res.BestEpoch)
 		}
 		return m, dev
 	}
@@ -381,8 +385,13 @@ func TestCARLTrainsAndResumes(t *testing.T) {
 	if acc := accuracy(whole.Net, dev); acc < 0.75 {
 		t.Errorf("dev accuracy %.3f after CARL, want >= 0.75", acc)
 	}
+	m, tr, _ := lstmSetup(t, 23)
+	c, _ := NewCARL(DefaultCARL())
+	if _, err := train.Run(m, c, tr, nil, train.Options{Epochs: 2, Out: filepath.Join(t.TempDir(), "m")}); err == nil || !strings.Contains(err.Error(), "from 3 on") {
+		t.Errorf("2 epochs with L_D from epoch 3: %v", err)
+	}
 	dir := t.TempDir()
-	run(dir, 2, false)
+	run(dir, 3, false)
 	resumed, _ := run(dir, 6, true)
 	for i, p := range whole.Net.Params() {
 		if d := tensor.MaxAbsDiff(p.Value.Data, resumed.Net.Params()[i].Value.Data); d != 0 {

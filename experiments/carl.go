@@ -272,6 +272,9 @@ func ReportCARLTable(c CARLTable) (*CARLReport, error) {
 func (c CARLTable) report(t *Table, write bool) (*CARLReport, error) {
 	rep := &CARLReport{}
 	cells := map[string]map[string]carlCell{} // dataset → row → cell
+	// The sizes the cells were made with (the flags of a --report run may
+	// differ).
+	trainN, testN := map[any]bool{}, map[int]bool{}
 	for _, ds := range c.Datasets {
 		cells[ds] = map[string]carlCell{}
 		for _, row := range CARLRows {
@@ -280,12 +283,21 @@ func (c CARLTable) report(t *Table, write bool) (*CARLReport, error) {
 				return nil, err
 			} else if ok {
 				cells[ds][row] = cell
+				if r := cell.first(c.Eps); r != nil {
+					testN[r.N] = true
+				}
+			}
+			var rec rowRecord
+			if ok, err := t.ReadJSON(ds+"-"+row, "trained.json", &rec); err != nil {
+				return nil, err
+			} else if ok {
+				trainN[rec.Identity["train_n"]] = true
 			}
 		}
 	}
 	var b strings.Builder
 	b.WriteString("# CARL and RAR: Tables 2, 5 and 4 — scaled (carl-rar.md §9)\n\n")
-	fmt.Fprintf(&b, "all-MiniLM-L6-v2 fine-tuned on a seeded %d training examples per dataset; every number on the same seed-0 sample of %d test examples per dataset, ± its binomial SE (accuracy) or SE of the mean (distances). In brackets the paper's value for the column it stands in for (ALBERT-base-v2, full data).\n\n", c.Train.TrainN, c.TestN)
+	fmt.Fprintf(&b, "all-MiniLM-L6-v2 fine-tuned on a seeded %s training examples per dataset; every number on the same seed-0 sample of %s test examples per dataset, ± its binomial SE (accuracy) or SE of the mean (distances). In brackets the paper's value for the column it stands in for (ALBERT-base-v2, full data). CARL's model is the best on dev among the epochs that end with L_D on.\n\n", setList(trainN), setList(testN))
 	b.WriteString("## Table 2: clean accuracy (%)\n\n| row |")
 	for _, ds := range c.Datasets {
 		fmt.Fprintf(&b, " %s (%s) |", ds, carlPaperColumn[ds])
@@ -471,4 +483,17 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// setList writes a set's members in order, joined by " / ".
+func setList[K comparable](set map[K]bool) string {
+	var out []string
+	for k := range set {
+		out = append(out, fmt.Sprint(k))
+	}
+	slices.Sort(out)
+	if len(out) == 0 {
+		return "—"
+	}
+	return strings.Join(out, " / ")
 }

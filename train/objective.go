@@ -63,6 +63,14 @@ type Prepared interface {
 	Prepare(trainSet []Example, stepsPerEpoch int) error
 }
 
+// Selective is implemented by objectives whose early epochs train
+// something else (CARL before its contrastive loss joins): epochs before
+// FirstSelectableEpoch (after Prepare) never become the kept model, so a
+// dev-selected model has trained with the whole objective.
+type Selective interface {
+	FirstSelectableEpoch() int
+}
+
 // Random is implemented by objectives that draw random numbers of their
 // own (FTML's negatives, ASCC's starting points). Checkpoints record
 // RandomDraws, and a resume calls SkipRandom with it on the freshly built

@@ -292,6 +292,12 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			return nil, err
 		}
 	}
+	selectFrom := 1
+	if g, ok := obj.(Selective); ok {
+		if selectFrom = g.FirstSelectableEpoch(); selectFrom > opt.Epochs {
+			return nil, fmt.Errorf("%s: only epochs from %d on can be kept (the earlier ones train without its whole objective), and the run has %d", obj.Name(), selectFrom, opt.Epochs)
+		}
+	}
 	ckpt := opt.Out + ".ckpt"
 	st := state{Seed: opt.Seed, Run: settingsOf(opt)}
 	resumed := false
@@ -430,7 +436,8 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		if len(dev) > 0 {
 			es.DevAcc = Accuracy(m.Net, dev)
 		}
-		improved := len(dev) == 0 || st.Result.BestEpoch == 0 || es.DevAcc > st.Result.BestDevAcc
+		eligible := epoch >= selectFrom
+		improved := eligible && (len(dev) == 0 || st.Result.BestEpoch == 0 || es.DevAcc > st.Result.BestDevAcc)
 		if improved {
 			es.Best = true
 			st.Result.BestEpoch, st.Result.BestDevAcc = epoch, es.DevAcc
@@ -439,7 +446,7 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			if err := m.Save(opt.Out); err != nil {
 				return nil, err
 			}
-		} else {
+		} else if eligible {
 			st.BadEpoch++
 		}
 		st.Result.Epochs = append(st.Result.Epochs, es)
