@@ -118,6 +118,9 @@ func (a EmbeddingAttack) Perturb(m *nn.Classifier, b *nn.Batch) (*tensor.Tensor,
 type Outcome struct {
 	Clean, Attacked   []int
 	Cosine, Euclidean []float64
+	// CleanVectors holds the clean sentence vectors, one row per example,
+	// for the spread that the distances are read against.
+	CleanVectors [][]float32
 }
 
 // Run attacks batch b and returns the predictions with and without δ.
@@ -139,13 +142,14 @@ func (a EmbeddingAttack) Run(m *nn.Classifier, b *nn.Batch) (Outcome, error) {
 		}
 		return out, s.Value.Data
 	}
-	o := Outcome{Cosine: make([]float64, b.B), Euclidean: make([]float64, b.B)}
+	o := Outcome{Cosine: make([]float64, b.B), Euclidean: make([]float64, b.B), CleanVectors: make([][]float32, b.B)}
 	var clean, attacked []float32
 	o.Clean, clean = predict(x)
 	o.Attacked, attacked = predict(tp.Add(x, tp.Const(delta)))
 	h := len(clean) / b.B
 	for i := range b.B {
 		u, v := clean[i*h:(i+1)*h], attacked[i*h:(i+1)*h]
+		o.CleanVectors[i] = u
 		o.Cosine[i] = tensor.Cosine(u, v)
 		var d float64
 		for j := range u {

@@ -93,6 +93,14 @@ type carlCell struct {
 	// paired comparisons).
 	PGD  map[string]*pipeline.EmbeddingAttackReport `json:"pgd"`
 	Word map[string]carlWordCell                    `json:"word,omitempty"`
+	// Spread is the clean sentence vectors' spread on the same examples,
+	// which Table 4's distances are read against.
+	Spread *carlSpread `json:"spread,omitempty"`
+}
+
+type carlSpread struct {
+	PairCosine   float64 `json:"pair_cosine"`
+	PairDistance float64 `json:"pair_distance"`
 }
 
 type carlWordCell struct {
@@ -232,7 +240,23 @@ func (c CARLTable) row(ctx context.Context, t *Table, ds, row string) error {
 			return err
 		}
 		cell.PGD[key] = r
+		if cell.Spread == nil {
+			cell.Spread = &carlSpread{r.PairCosine, r.PairDistance}
+		}
 		t.logf("%s: k-PGD ε %g: accuracy %.2f%% clean, %.2f%% under attack; cosine %.3f", name, eps, 100*r.Clean, 100*r.UnderAttack, r.Cosine)
+		if err := t.WriteJSON(name, "cell.json", cell); err != nil {
+			return err
+		}
+	}
+	if cell.Spread == nil { // a cell measured before the spread was: one pass at ε 0
+		a := pipeline.NewEmbeddingAttackConfig()
+		a.Model, a.Data, a.N, a.Eps, a.Steps = dir, data, c.TestN, 0, 1
+		r, err := pipeline.EmbeddingAttack(ctx, a)
+		if err != nil {
+			return err
+		}
+		cell.Spread = &carlSpread{r.PairCosine, r.PairDistance}
+		t.logf("%s: clean vectors' spread: pair cosine %.3f, pair distance %.3f", name, r.PairCosine, r.PairDistance)
 		if err := t.WriteJSON(name, "cell.json", cell); err != nil {
 			return err
 		}
@@ -325,7 +349,7 @@ func (c CARLTable) report(t *Table, write bool) (*CARLReport, error) {
 		for _, e := range c.Eps {
 			fmt.Fprintf(&b, " cosine, %g | Euclidean, %g |", e, e)
 		}
-		b.WriteString(" " + strings.Join(c.WordAttacks, " | ") + " |\n|---|" + strings.Repeat("---|", 3*len(c.Eps)+len(c.WordAttacks)) + "\n")
+		b.WriteString(" clean spread: pair cosine / distance | " + strings.Join(c.WordAttacks, " | ") + " |\n|---|" + strings.Repeat("---|", 3*len(c.Eps)+1+len(c.WordAttacks)) + "\n")
 		for _, row := range CARLRows {
 			cell, ok := cells[ds][row]
 			if !ok {
@@ -348,6 +372,11 @@ func (c CARLTable) report(t *Table, write bool) (*CARLReport, error) {
 					continue
 				}
 				fmt.Fprintf(&b, " %.3f ± %.3f%s | %.3f ± %.3f |", r.Cosine, r.CosineSE, carlPaperNote(paper, CARLPaperCosine[row], e, "%.3f"), r.Euclidean, r.EuclideanSE)
+			}
+			if cell.Spread != nil {
+				fmt.Fprintf(&b, " %.3f / %.3f |", cell.Spread.PairCosine, cell.Spread.PairDistance)
+			} else {
+				b.WriteString(" — |")
 			}
 			for _, w := range c.WordAttacks {
 				if wc, ok := cell.Word[w]; ok {
@@ -418,7 +447,7 @@ func orderVerdict(diff, se float64) string {
 // rows on the same test examples.
 func carlChecks(c CARLTable, cells map[string]map[string]carlCell) []string {
 	var out []string
-	series := func(ds, row string, eps float64, pick func(pipeline.EmbeddingExample) float64) ([]float64, bool) {
+	series := func(ds, row string, eps float64, pick func(carlCell, pipeline.EmbeddingExample) float64) ([]float64, bool) {
 		cell, ok := cells[ds][row]
 		if !ok {
 			return nil, false
@@ -432,21 +461,32 @@ func carlChecks(c CARLTable, cells map[string]map[string]carlCell) []string {
 		}
 		v := make([]float64, len(r.Examples))
 		for i, e := range r.Examples {
-			v[i] = pick(e)
+			v[i] = pick(cell, e)
 		}
 		return v, true
 	}
-	clean := func(e pipeline.EmbeddingExample) float64 { return b2f(e.Clean) }
-	attacked := func(e pipeline.EmbeddingExample) float64 { return b2f(e.Attacked) }
-	cosine := func(e pipeline.EmbeddingExample) float64 { return e.Cosine }
-	negEuclid := func(e pipeline.EmbeddingExample) float64 { return -e.Euclidean }
-	claim := func(ds, what string, eps float64, a, b string, pick func(pipeline.EmbeddingExample) float64, scale float64) (string, bool) {
+	clean := func(_ carlCell, e pipeline.EmbeddingExample) float64 { return b2f(e.Clean) }
+	attacked := func(_ carlCell, e pipeline.EmbeddingExample) float64 { return b2f(e.Attacked) }
+	cosine := func(_ carlCell, e pipeline.EmbeddingExample) float64 { return e.Cosine }
+	negEuclid := func(_ carlCell, e pipeline.EmbeddingExample) float64 { return -e.Euclidean }
+	// The distance in units of the model's clean spread (NaN without one,
+	// which no claim is made from).
+	negRelEuclid := func(c carlCell, e pipeline.EmbeddingExample) float64 {
+		if c.Spread == nil || c.Spread.PairDistance <= 0 {
+			return math.NaN()
+		}
+		return -e.Euclidean / c.Spread.PairDistance
+	}
+	claim := func(ds, what string, eps float64, a, b string, pick func(carlCell, pipeline.EmbeddingExample) float64, scale float64) (string, bool) {
 		x, ok1 := series(ds, a, eps, pick)
 		y, ok2 := series(ds, b, eps, pick)
 		if !ok1 || !ok2 || len(x) != len(y) {
 			return "", false
 		}
 		d, se := pairedDiff(x, y)
+		if math.IsNaN(d) {
+			return "", false
+		}
 		return fmt.Sprintf("%s: %s %s > %s: %+.*f ± %.*f: %s", ds, what, a, b, 3-int(math.Log10(scale)), scale*d, 3-int(math.Log10(scale)), scale*se, orderVerdict(d, se)), true
 	}
 	add := func(s string, ok bool) {
@@ -472,6 +512,7 @@ func carlChecks(c CARLTable, cells map[string]map[string]carlCell) []string {
 			for _, pair := range [][2]string{{"freelb", "plain"}, {"carl", "freelb"}, {"rar", "freelb"}} {
 				add(claim(ds, fmt.Sprintf("cosine at ε %g", e), e, pair[0], pair[1], cosine, 1))
 				add(claim(ds, fmt.Sprintf("−Euclidean at ε %g", e), e, pair[0], pair[1], negEuclid, 1))
+				add(claim(ds, fmt.Sprintf("−Euclidean ÷ clean pair distance at ε %g", e), e, pair[0], pair[1], negRelEuclid, 1))
 			}
 		}
 	}

@@ -66,6 +66,13 @@ type EmbeddingAttackReport struct {
 	CosineSE    float64 `json:"cosine_se"`
 	Euclidean   float64 `json:"euclidean"`
 	EuclideanSE float64 `json:"euclidean_se"`
+	// PairCosine and PairDistance are the spread of the clean sentence
+	// vectors: the mean cosine and the RMS distance between different
+	// examples' vectors. Cosine and Euclidean mean something only against
+	// them: an encoder that maps every sentence near one point moves
+	// nothing far, robust or not.
+	PairCosine   float64 `json:"pair_cosine"`
+	PairDistance float64 `json:"pair_distance"`
 	// Examples, with KeepExamples, in the order of the seeded sample.
 	Examples []EmbeddingExample `json:"examples,omitempty"`
 }
@@ -111,6 +118,7 @@ func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAt
 	r := &EmbeddingAttackReport{Attack: a, Method: c.Method, Dataset: name, N: len(ex)}
 	var sum, sumSq float64
 	var cos, euc [2]float64 // sums and sums of squares
+	var spread metrics.Spread
 	for lo := 0; lo < len(ex); lo += c.Batch {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -127,6 +135,7 @@ func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAt
 			sum, sumSq = sum+(ok-okAdv), sumSq+(ok-okAdv)*(ok-okAdv)
 			cos[0], cos[1] = cos[0]+o.Cosine[i], cos[1]+o.Cosine[i]*o.Cosine[i]
 			euc[0], euc[1] = euc[0]+o.Euclidean[i], euc[1]+o.Euclidean[i]*o.Euclidean[i]
+			spread.Add(o.CleanVectors[i])
 			if c.KeepExamples {
 				r.Examples = append(r.Examples, EmbeddingExample{Clean: o.Clean[i] == l, Attacked: o.Attacked[i] == l, Cosine: o.Cosine[i], Euclidean: o.Euclidean[i]})
 			}
@@ -137,6 +146,9 @@ func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAt
 		r.DropSE = math.Sqrt(metrics.MeanVariance(sum, sumSq, r.N))
 		r.Cosine, r.CosineSE = cos[0]/float64(r.N), math.Sqrt(metrics.MeanVariance(cos[0], cos[1], r.N))
 		r.Euclidean, r.EuclideanSE = euc[0]/float64(r.N), math.Sqrt(metrics.MeanVariance(euc[0], euc[1], r.N))
+	}
+	if r.N > 1 {
+		r.PairCosine, r.PairDistance = spread.PairCosine(), spread.PairDistance()
 	}
 	return r, nil
 }

@@ -277,6 +277,7 @@ func TestEmbeddingAttackJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	prev := 2.0
+	var spread [2]float64
 	for _, eps := range []float64{0, 0.5, 5} {
 		a := pipeline.NewEmbeddingAttackConfig()
 		a.Model, a.Data.Test, a.Eps, a.KeepExamples = c.Options.Out, te, eps, true
@@ -291,6 +292,13 @@ func TestEmbeddingAttackJob(t *testing.T) {
 		}
 		if len(r.Examples) != r.N || math.Abs(clean-r.Clean) > 1e-9 || math.Abs(cos-r.Cosine) > 1e-9 || eps == 0 && r.Euclidean != 0 {
 			t.Errorf("ε %g: %d examples, clean %g, cosine %g; report %+v", eps, len(r.Examples), clean, cos, r)
+		}
+		// The clean vectors' spread does not depend on ε and is a real spread.
+		if eps == 0 {
+			spread = [2]float64{r.PairCosine, r.PairDistance}
+		}
+		if r.PairCosine <= -1 || r.PairCosine >= 1 || r.PairDistance <= 0 || r.PairCosine != spread[0] || r.PairDistance != spread[1] {
+			t.Errorf("ε %g: spread %g / %g, at ε 0 %v", eps, r.PairCosine, r.PairDistance, spread)
 		}
 		if r.N != 60 || r.UnderAttack > prev || (eps == 0 && (r.UnderAttack != r.Clean || r.DropSE != 0)) || (eps > 0 && r.DropSE <= 0) {
 			t.Errorf("ε %g: %+v (previous %g)", eps, r, prev)
