@@ -64,9 +64,9 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 		} else if asJSON {
 			return json.NewEncoder(stdout).Encode(r)
 		}
-		_, err = fmt.Fprintf(stdout, "%s, ε %g, %d steps of %g, on %d %s examples: accuracy %.2f%% clean, %.2f%% under attack (drop %.2f ± %.2f paired SE); sentence vectors moved: cosine %.3f ± %.3f, Euclidean %.3f ± %.3f\n",
+		_, err = fmt.Fprintf(stdout, "%s, ε %g, %d steps of %g, on %d %s examples: accuracy %.2f%% clean, %.2f%% under attack (drop %.2f ± %.2f paired SE); sentence vectors moved: cosine %.3f ± %.3f, Euclidean %.3f ± %.3f (different examples' clean vectors: cosine %.3f, RMS distance %.3f)\n",
 			r.Method, r.Attack.Eps, r.Attack.Steps, r.Attack.Step, r.N, r.Dataset, 100*r.Clean, 100*r.UnderAttack, 100*(r.Clean-r.UnderAttack), 100*r.DropSE,
-			r.Cosine, r.CosineSE, r.Euclidean, r.EuclideanSE)
+			r.Cosine, r.CosineSE, r.Euclidean, r.EuclideanSE, r.PairCosine, r.PairDistance)
 		return err
 	}
 	nearestGiven(fs, &c.Nearest)
