@@ -48,8 +48,9 @@ type HFSaveOptions struct {
 }
 
 // SaveHF writes h as a Hugging Face model directory at dir that
-// transformers loads as BertForSequenceClassification (as BertModel when h
-// has no classifier): config.json (model_type bert, the sizes,
+// transformers loads as BertForSequenceClassification (as BertForMaskedLM
+// when h has a masked-LM head and no classifier, as BertModel when it has
+// neither): config.json (model_type bert, the sizes,
 // id2label/label2id from h.Labels), model.safetensors (F32; encoder and
 // pooler tensors under "bert.", classifier.* and cls.* as they are),
 // vocab.txt, tokenizer_config.json (BertTokenizer with h.DoLowerCase,
@@ -132,6 +133,9 @@ func SaveHF(dir string, h *HFCheckpoint, opt HFSaveOptions) (err error) {
 	}
 	cfg.ID2Label, cfg.Label2ID = nil, nil
 	cfg.Architectures = []string{"BertModel"}
+	if lay.mlm && !lay.classifier {
+		cfg.Architectures = []string{"BertForMaskedLM"}
+	}
 	if lay.classifier {
 		cfg.Architectures = []string{"BertForSequenceClassification"}
 		cfg.ID2Label, cfg.Label2ID = map[string]string{}, map[string]int{}

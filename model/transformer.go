@@ -316,13 +316,15 @@ func normalize(v []float32) {
 // (cls.predictions.*, decoder tied to the word embeddings): transformers
 // loads the directory as BertForMaskedLM with it, and as
 // BertForSequenceClassification without it (warning that those weights
-// are unused); ImportHF with Reconstructor reads it back.
+// are unused); ImportHF with Reconstructor reads it back. An encoder
+// imported without a task but with that head goes out as BertForMaskedLM.
 func (m *Model) ExportHF(dir string, overwrite bool) error {
 	tr, ok := m.Net.Enc.(*nn.Transformer)
 	if !ok || m.Pieces == nil {
 		return fmt.Errorf("export to Hugging Face needs a transformer model with a WordPiece tokenizer, not %s", m.Net.Cfg.Arch)
 	}
-	if m.EncoderOnly() {
+	masked := m.EncoderOnly() && m.Net.Rec != nil // an encoder with its masked-LM head ('mlm train-head')
+	if m.EncoderOnly() && !masked {
 		return errors.New("the model has no task to export a classifier for: fine-tune it first (train --init)")
 	}
 	if tr.Cfg.Pool != "pooler" || tr.Pooler == nil {
@@ -346,6 +348,15 @@ func (m *Model) ExportHF(dir string, overwrite bool) error {
 			ts[p.Name] = p.Value
 		}
 	}
+	o := m.Pieces.Options()
+	h := &checkpoint.HFCheckpoint{Config: c, Tensors: ts, HasPooler: true, Vocab: m.Pieces.Vocab(), DoLowerCase: o.Lowercase, ModelMaxLength: m.MaxLen}
+	save := func() error {
+		return checkpoint.SaveHF(dir, h, checkpoint.HFSaveOptions{Overwrite: overwrite,
+			UnkToken: o.Unk, SepToken: o.SEP, PadToken: o.Pad, ClsToken: o.CLS, MaskToken: o.Mask})
+	}
+	if masked {
+		return save()
+	}
 	w := m.Net.Out.W.Value
 	in, n := w.Shape[0], w.Shape[1]
 	cw := tensor.New(n, in)
@@ -355,11 +366,8 @@ func (m *Model) ExportHF(dir string, overwrite bool) error {
 		}
 	}
 	ts["classifier.weight"], ts["classifier.bias"] = cw, m.Net.Out.B.Value
-	o := m.Pieces.Options()
-	h := &checkpoint.HFCheckpoint{Config: c, Tensors: ts, HasPooler: true, HasClassifier: true, Labels: m.Classes,
-		Vocab: m.Pieces.Vocab(), DoLowerCase: o.Lowercase, ModelMaxLength: m.MaxLen}
-	return checkpoint.SaveHF(dir, h, checkpoint.HFSaveOptions{Overwrite: overwrite,
-		UnkToken: o.Unk, SepToken: o.SEP, PadToken: o.Pad, ClsToken: o.CLS, MaskToken: o.Mask})
+	h.HasClassifier, h.Labels = true, m.Classes
+	return save()
 }
 
 // FreezeEncoder keeps every weight but the classification head fixed:

@@ -129,6 +129,14 @@ func (m *Classifier) Reconstruct(t *ag.Tape, tokens *ag.Var, lengths []int) (log
 	}
 	positions = RealPositions(lengths, sh[1])
 	h := t.Gather(t.Reshape(tokens, sh[0]*sh[1], sh[2]), positions)
+	// The tied decoder: W_emb [V, e] is LinearT's [out, in].
+	return t.LinearT(r.Transform(t, h), m.Emb.W.Var, r.Bias.Var), positions
+}
+
+// Transform is the head before its decoder: LayerNorm(act(h·W_dᵀ + b_d))
+// for token states h [N, H]. A caller that keeps the word embeddings
+// fixed decodes it with a constant copy of them.
+func (r *Reconstructor) Transform(t *ag.Tape, h *ag.Var) *ag.Var {
 	z := r.Dense.Forward(t, h)
 	switch r.Act {
 	case "relu":
@@ -138,8 +146,7 @@ func (m *Classifier) Reconstruct(t *ag.Tape, tokens *ag.Var, lengths []int) (log
 	default:
 		z = t.GELU(z)
 	}
-	// The tied decoder: W_emb [V, e] is LinearT's [out, in].
-	return t.LinearT(r.Norm.Forward(t, z), m.Emb.W.Var, r.Bias.Var), positions
+	return r.Norm.Forward(t, z)
 }
 
 // ReconstructionLoss is RAR's L_R on token states [B, L, H] of b: the

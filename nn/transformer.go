@@ -203,6 +203,14 @@ func (tr *Transformer) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sen
 // EncodeTyped is Encode with token types [B·L] (sentence pairs: 0 for the
 // first segment, 1 for the second); nil means all 0.
 func (tr *Transformer) EncodeTyped(t *ag.Tape, x *ag.Var, lengths []int, types []int32) (tokens, sentence *ag.Var) {
+	h := tr.RunLayers(t, tr.InputStates(t, x, types), lengths, 0, len(tr.Layers))
+	return h, tr.pool(t, h, lengths)
+}
+
+// InputStates is what the first layer reads: word embeddings x [B, L,
+// Hidden] plus the position and token-type embeddings, normalised, with
+// dropout. Types as in EncodeTyped.
+func (tr *Transformer) InputStates(t *ag.Tape, x *ag.Var, types []int32) *ag.Var {
 	sh := x.Shape()
 	b, l := sh[0], sh[1]
 	if l > tr.Cfg.MaxPositions {
@@ -214,11 +222,17 @@ func (tr *Transformer) EncodeTyped(t *ag.Tape, x *ag.Var, lengths []int, types [
 	} else {
 		h = t.Add(h, t.Reshape(t.Lookup(tr.Types.Var, types), b, l, tr.Hidden))
 	}
-	h = t.Dropout(tr.EmbNorm.Forward(t, h), float32(tr.Cfg.HiddenDropout))
-	for _, layer := range tr.Layers {
+	return t.Dropout(tr.EmbNorm.Forward(t, h), float32(tr.Cfg.HiddenDropout))
+}
+
+// RunLayers runs layers [from, to) on states h [B, L, Hidden]: a caller
+// that trains only the top layers runs the others on a tape without
+// gradients.
+func (tr *Transformer) RunLayers(t *ag.Tape, h *ag.Var, lengths []int, from, to int) *ag.Var {
+	for _, layer := range tr.Layers[from:to] {
 		h = tr.layer(t, layer, h, lengths)
 	}
-	return h, tr.pool(t, h, lengths)
+	return h
 }
 
 func (tr *Transformer) layer(t *ag.Tape, l *TransformerLayer, h *ag.Var, lengths []int) *ag.Var {

@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"io"
+	"strings"
 
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/metrics"
@@ -145,6 +147,33 @@ type DataStatsReport struct {
 	Dataset *dataset.Dataset
 	Preset  dataset.Preset // the preprocessing in effect
 	Splits  []SplitStats   // the non-empty splits, in train, dev, test order
+}
+
+// JSON is the report as `data stats --json` prints it: the dataset's
+// name, classes and notes, and each split's statistics under its name.
+func (r *DataStatsReport) JSON() map[string]any {
+	ds := r.Dataset
+	all := map[string]any{"dataset": ds.Name, "classes": ds.Classes, "notes": ds.Notes}
+	for _, sp := range r.Splits {
+		all[sp.Name] = sp.Stats
+	}
+	return all
+}
+
+// WriteText prints the report for a reader.
+func (r *DataStatsReport) WriteText(w io.Writer) error {
+	ds := r.Dataset
+	fmt.Fprintf(w, "dataset %s: %d classes (%s); tokenizer %s, max length %d\n",
+		ds.Name, len(ds.Classes), strings.Join(ds.Classes, ", "), r.Preset.Tokenizer, r.Preset.MaxLen)
+	for _, n := range ds.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	for _, sp := range r.Splits {
+		if _, err := fmt.Fprintf(w, "\n== %s ==\n%s", sp.Name, sp.Stats.Format(ds.Classes)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // SplitStats are one split's statistics.

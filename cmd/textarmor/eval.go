@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 
 	"github.com/textarmor/textarmor/internal/quote"
 	"github.com/textarmor/textarmor/pipeline"
@@ -113,22 +112,8 @@ func runData(args []string, stdout, stderr io.Writer) error {
 	r, err := pipeline.DataStats(df.Data)
 	if err != nil {
 		return err
+	} else if asJSON {
+		return json.NewEncoder(stdout).Encode(r.JSON())
 	}
-	ds := r.Dataset
-	if asJSON {
-		all := map[string]any{"dataset": ds.Name, "classes": ds.Classes, "notes": ds.Notes}
-		for _, sp := range r.Splits {
-			all[sp.Name] = sp.Stats
-		}
-		return json.NewEncoder(stdout).Encode(all)
-	}
-	fmt.Fprintf(stdout, "dataset %s: %d classes (%s); tokenizer %s, max length %d\n",
-		ds.Name, len(ds.Classes), strings.Join(ds.Classes, ", "), r.Preset.Tokenizer, r.Preset.MaxLen)
-	for _, n := range ds.Notes {
-		fmt.Fprintf(stdout, "note: %s\n", n)
-	}
-	for _, sp := range r.Splits {
-		fmt.Fprintf(stdout, "\n== %s ==\n%s", sp.Name, sp.Stats.Format(ds.Classes))
-	}
-	return nil
+	return r.WriteText(stdout)
 }

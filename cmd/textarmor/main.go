@@ -35,6 +35,7 @@ func commands() []command {
 		{"train", "train a classifier on a dataset preset or your own files", runTrain},
 		{"embed", "word vectors: 'embed train' (word2vec skip-gram), 'embed stats' (synonym vs random-pair distances), 'embed counterfit' (Mrkšić et al. 2016)", runEmbed},
 		{"lm", "language model: 'lm train' (Kneser-Ney n-grams, for the alzantot recipe's --lm)", runLM},
+		{"mlm", "masked-LM head of a transformer checkpoint: 'mlm train-head', 'mlm eval' (top-1/top-10 of masked pieces)", runMLM},
 		{"eval", "evaluate a model: accuracy, macro-F1, per-class scores, confusion matrix", runEval},
 		{"attack", "attack a model with a word-substitution recipe (pwws, textfooler, ga, pso)", runAttack},
 		{"explain", "per-word attributions of a prediction (integrated gradients or LIME)", runExplain},
@@ -76,10 +77,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	for _, c := range commands() {
 		if c.name == args[0] {
 			err := c.run(args[1:], stdout, stderr)
-			switch {
-			case err == nil:
-				return 0
-			case errors.Is(err, flag.ErrHelp):
+			if err == nil || errors.Is(err, flag.ErrHelp) {
 				return 0
 			}
 			fmt.Fprintf(stderr, "textarmor %s: %v\n", c.name, err)

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/textarmor/textarmor/pipeline"
+)
+
+// mlm train-head on a tiny checkpoint writes a BertForMaskedLM directory
+// whose head mlm eval scores exactly as training left it (the export
+// round trip); a checkpoint without a head and bad settings are refused.
+func TestMLMTrainHeadAndEval(t *testing.T) {
+	dir, tr, _, _ := sentimentFiles(t)
+	te := filepath.Join(dir, "test.csv")
+	writeCSV(t, te, 40, 3)
+	hf := tinyHF(t, dir)
+	out := filepath.Join(dir, "mlm")
+	code, _, stderr := runCmd(t, "mlm", "eval", "--model", hf, "--test", te)
+	if code != 2 || !strings.Contains(stderr, "has no masked-LM head") {
+		t.Errorf("eval of a checkpoint without a head: exit %d, %s", code, stderr)
+	}
+	code, stdout, stderr := runCmd(t, "mlm", "train-head", "--init", hf, "--train", tr, "--test", te, "--out", out,
+		"--epochs", "3", "--lr", "3e-3", "--unfreeze", "1", "--json")
+	if code != 0 {
+		t.Fatalf("train-head exit %d: %s", code, stderr)
+	}
+	var trained pipeline.MLMHeadReport
+	if err := json.Unmarshal([]byte(stdout), &trained); err != nil {
+		t.Fatal(err)
+	}
+	a := trained.HeldOut["test.csv"]
+	if trained.FromCheckpoint || len(trained.Epochs) != 3 || trained.Texts != 200 || a.N == 0 || a.Top10 < a.Top1 ||
+		trained.Epochs[2].Loss >= trained.Epochs[0].Loss || !strings.Contains(stderr, "mlm: epoch 3") {
+		t.Errorf("report %+v\n%s", trained, stderr)
+	}
+	cfg, err := os.ReadFile(filepath.Join(out, "config.json"))
+	if err != nil || !strings.Contains(string(cfg), `"BertForMaskedLM"`) {
+		t.Errorf("config.json: %v\n%s", err, cfg)
+	}
+	code, stdout, stderr = runCmd(t, "mlm", "eval", "--model", out, "--test", te, "--json")
+	if code != 0 {
+		t.Fatalf("eval exit %d: %s", code, stderr)
+	}
+	var again pipeline.MLMHeadReport
+	if err := json.Unmarshal([]byte(stdout), &again); err != nil {
+		t.Fatal(err)
+	}
+	if !again.FromCheckpoint || again.HeldOut["test.csv"] != a {
+		t.Errorf("the exported head scores %+v, trained %+v", again.HeldOut, a)
+	}
+	for _, bad := range [][]string{
+		{"mlm", "train-head", "--init", hf, "--train", tr, "--test", te, "--out", out + "2", "--unfreeze", "9"},
+		{"mlm", "train-head", "--init", hf, "--train", tr, "--test", te, "--out", out + "2", "--mask-rate", "0"},
+		{"mlm", "train-head", "--init", hf, "--train", tr, "--test", te},
+		{"mlm", "eval", "--model", out, "--test", te, "--epochs", "2"},
+		{"mlm"},
+	} {
+		if code, _, stderr := runCmd(t, bad...); code != 2 {
+			t.Errorf("%v: exit %d, %s", bad, code, stderr)
+		}
+	}
+}
