@@ -38,6 +38,8 @@ type Resources struct {
 	// LM, when set, is the language model of the alzantot recipe (the
 	// paper's Google 1-billion-word LM keeps the best 4 substitutes).
 	LM LanguageModel
+	// MaskedLM proposes contextual candidates (BAE, BERT-Attack).
+	MaskedLM MaskedLM
 	// QueryBudget is copied to the attack (0 = none).
 	QueryBudget int
 }
@@ -89,6 +91,10 @@ type Needs struct {
 	// OOV: substitutes outside the model vocabulary reach it (as UNK), so
 	// tables over words must cover them too (every protocol but FTML).
 	OOV bool
+	// MaskedLM: a masked language model for candidates; SentenceModel: a
+	// transformer sentence encoder for the USE constraint (BAE,
+	// BERT-Attack).
+	MaskedLM, SentenceModel bool
 }
 
 // Needs reports what the recipe reads under protocol.
@@ -146,6 +152,12 @@ func Recipes() []Recipe {
 		{Name: "pso", Summary: "particle swarm optimisation (Zang et al. 2020)", build: buildPSO, needs: nearest},
 		{Name: "hla", Summary: "hard-label attack (Maheshwary et al. 2021): random init, search-space reduction, genetic optimisation on labels only", build: buildHLA,
 			needs: func(protocol string, n *Needs) { nearest(protocol, n); n.Encoder = true }},
+		{Name: "bae", Aliases: []string{"bae-r"}, Summary: "BAE-R (Garg & Ramakrishnan 2020): masked-LM replacements of the masked word, greedy by deletion importance", build: buildBAE,
+			needs: func(protocol string, n *Needs) {
+				n.Synonyms, n.MaskedLM, n.SentenceModel, n.Tagger = false, true, true, true
+			}},
+		{Name: "bert-attack", Summary: "BERT-Attack (Li et al. 2020): sub-word-aware masked-LM replacements, greedy by [UNK] importance, ≤ 40 % of the words", build: buildBERTAttack,
+			needs: func(protocol string, n *Needs) { n.Synonyms, n.MaskedLM, n.SentenceModel = false, true, true }},
 		{Name: "iga", Aliases: []string{"improved-genetic"}, Summary: "improved genetic algorithm (Wang, Jin & He 2019)", build: buildIGA,
 			needs: func(protocol string, n *Needs) { nearest(protocol, n); n.NearestCos = 0.75 }},
 	}

@@ -60,8 +60,12 @@ type AttackConfig struct {
 	MergeBatches, NoIncremental bool
 	// Synonyms is the counter-fitted neighbour JSON ("" = the one under
 	// Data.Dir), WordNet the WordNet dict folder, Vectors word vectors,
-	// LM a language model for ga (--synonyms, --wordnet, --vectors, --lm).
+	// LM a language model for ga (--synonyms, --wordnet, --vectors, --lm);
+	// MLM a Hugging Face directory with a masked-LM head and
+	// SentenceEncoder a transformer sentence encoder, for bae and
+	// bert-attack (--mlm, --sentence-encoder).
 	Synonyms, WordNet, Vectors, LM string
+	MLM, SentenceEncoder           string
 	Nearest                        NearestConfig
 	Explain                        ExplainConfig
 	Progress                       io.Writer // per-example progress line (nil = none)
@@ -236,7 +240,7 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 	}
 
 	cfg, err := c.build(rc, m, AttackResources{Synonyms: c.Synonyms, DataDir: c.Data.Dir, WordNet: c.WordNet, Vectors: c.Vectors,
-		LM: c.LM, QueryBudget: c.QueryBudget, Nearest: nearest, CacheDir: NearestCacheDir(c.CSV), Log: log})
+		LM: c.LM, MLM: c.MLM, SentenceEncoder: c.SentenceEncoder, QueryBudget: c.QueryBudget, Nearest: nearest, CacheDir: NearestCacheDir(c.CSV), Log: log})
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/mlm"
 	"github.com/textarmor/textarmor/model"
 )
 
@@ -63,15 +64,20 @@ func (n NearestConfig) resolve(need attack.Needs) NearestConfig {
 // Attack read those the attack needs (attack.LoadResources), with errors
 // that name the CLI flag giving each.
 type AttackResources struct {
-	Synonyms    string // counter-fitted neighbour JSON ("" = the one under DataDir, DefaultSynonyms)
-	DataDir     string
-	WordNet     string // WordNet dict folder
-	Vectors     string // word vectors (optional)
-	LM          string // language model (optional; ga without the FTML protocol)
-	QueryBudget int    // model queries per example (0 = no limit)
-	Nearest     NearestConfig
-	CacheDir    string    // where nearest-neighbour tables are cached (NearestCacheDir)
-	Log         io.Writer // what was loaded and computed (nil = discard)
+	Synonyms string // counter-fitted neighbour JSON ("" = the one under DataDir, DefaultSynonyms)
+	DataDir  string
+	WordNet  string // WordNet dict folder
+	Vectors  string // word vectors (optional)
+	LM       string // language model (optional; ga without the FTML protocol)
+	// MLM is a Hugging Face directory with a masked-LM head (bae,
+	// bert-attack); SentenceEncoder a transformer sentence encoder for
+	// their USE constraint ("" = all-MiniLM-L6-v2 under DataDir, when
+	// there).
+	MLM, SentenceEncoder string
+	QueryBudget          int // model queries per example (0 = no limit)
+	Nearest              NearestConfig
+	CacheDir             string    // where nearest-neighbour tables are cached (NearestCacheDir)
+	Log                  io.Writer // what was loaded and computed (nil = discard)
 }
 
 // NearestCacheDir is where nearest-neighbour tables are cached: next to
@@ -122,6 +128,9 @@ func loadAttackResources(need attack.Needs, m *model.Model, in AttackResources) 
 		QueryBudget: in.QueryBudget, Log: in.Log,
 		DefaultSynonyms: func() (string, error) { return DefaultSynonyms(in.DataDir) }}
 	res, err := attack.LoadResources(need, m, files)
+	if err == nil {
+		err = loadContextual(need, &res, in)
+	}
 	var re *attack.ResourceError
 	if !errors.As(err, &re) {
 		return res, err
@@ -163,4 +172,51 @@ func partResources(p attack.Parts, protocol string, m *model.Model, in AttackRes
 		return res, fmt.Errorf("transformation wordnet needs WordNet: %w (give --wordnet DIR)", re.Err)
 	}
 	return res, err
+}
+
+// loadContextual adds the masked language model and the sentence encoder
+// that bae and bert-attack read.
+func loadContextual(need attack.Needs, res *attack.Resources, in AttackResources) error {
+	log := orDiscard(in.Log)
+	if need.MaskedLM {
+		if in.MLM == "" {
+			return configErrorf("this recipe needs a masked language model: give --mlm DIR (a Hugging Face directory with a masked-LM head; 'mlm train-head' writes one)")
+		}
+		m, err := model.ImportHF(in.MLM, model.ImportOptions{Reconstructor: true})
+		if err != nil {
+			return fmt.Errorf("--mlm: %w", err)
+		}
+		if own, _ := m.Training["reconstructor_from_checkpoint"].(bool); !own {
+			return configErrorf("--mlm %s has no masked-LM head (cls.predictions.*): train one with 'mlm train-head --init %s --out DIR'", in.MLM, in.MLM)
+		}
+		p, err := mlm.NewPredictor(m, filepath.Base(filepath.Clean(in.MLM)))
+		if err != nil {
+			return fmt.Errorf("--mlm %s: %w", in.MLM, err)
+		}
+		res.MaskedLM = p
+		fmt.Fprintf(log, "masked language model: %s\n", in.MLM)
+	}
+	if need.SentenceModel {
+		dir := in.SentenceEncoder
+		if dir == "" && in.DataDir != "" {
+			if d := filepath.Join(in.DataDir, "models", "all-MiniLM-L6-v2"); isFile(filepath.Join(d, "config.json")) {
+				dir = d
+			}
+		}
+		if dir == "" {
+			return nil // the recipe declares the constraint omitted
+		}
+		m, err := model.Open(dir)
+		if err != nil {
+			return fmt.Errorf("--sentence-encoder: %w", err)
+		}
+		res.Encoder = attack.NewModelEncoder(m, filepath.Base(filepath.Clean(dir)))
+		fmt.Fprintf(log, "sentence encoder: %s\n", dir)
+	}
+	return nil
+}
+
+func isFile(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode().IsRegular()
 }

@@ -26,7 +26,7 @@ func flagGroups(cmd string) []cli.Group {
 			group("Attack", nameIn("recipe", "protocol", "seed", "query-budget", "goal", "transformation", "search", "constraint",
 				"no-recipe-constraints", "eps", "steps")),
 			group("Resources", func(n string) bool {
-				return slices.Contains([]string{"synonyms", "wordnet", "vectors", "lm"}, n) || strings.HasPrefix(n, "nn-")
+				return slices.Contains([]string{"synonyms", "wordnet", "vectors", "lm", "mlm", "sentence-encoder"}, n) || strings.HasPrefix(n, "nn-")
 			}),
 			group("Explain the successes (--explain ig, lime)", func(n string) bool { return strings.HasPrefix(n, "explain") }),
 			output}

@@ -64,3 +64,37 @@ func TestMLMTrainHeadAndEval(t *testing.T) {
 		}
 	}
 }
+
+// attack --recipe bae and bert-attack with a head from mlm train-head and
+// a transformer sentence encoder; the LM is required and must have a head.
+func TestContextualAttacksCLI(t *testing.T) {
+	dir := t.TempDir()
+	te, _, mdir := attackFixture(t, dir)
+	hf := tinyHF(t, dir)
+	head := filepath.Join(dir, "mlm")
+	if code, _, stderr := runCmd(t, "mlm", "train-head", "--init", hf, "--train", filepath.Join(dir, "train.csv"), "--test", te,
+		"--out", head, "--epochs", "1"); code != 0 {
+		t.Fatalf("train-head exit %d: %s", code, stderr)
+	}
+	for _, recipe := range []string{"bae", "bert-attack"} {
+		code, stdout, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", recipe, "--mlm", head,
+			"--sentence-encoder", hf, "--n", "10", "--json", "--quiet")
+		if code != 0 {
+			t.Fatalf("%s exit %d: %s", recipe, code, stderr)
+		}
+		var rep map[string]any
+		if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		d, _ := json.Marshal(rep["deviations"])
+		if rep["n"].(float64) != 10 || !strings.Contains(string(d), "sentence-embedding-cosine(hf)") || !strings.Contains(string(d), "masked LM") {
+			t.Errorf("%s: %v", recipe, rep)
+		}
+	}
+	if code, _, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "bae", "--quiet"); code != 2 || !strings.Contains(stderr, "--mlm") {
+		t.Errorf("bae without --mlm: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "bert-attack", "--mlm", hf, "--quiet"); code != 2 || !strings.Contains(stderr, "no masked-LM head") {
+		t.Errorf("bert-attack with a headless --mlm: exit %d, %s", code, stderr)
+	}
+}
