@@ -5,7 +5,7 @@
 //     (Untargeted, Targeted; HardLabel hides the probabilities from the
 //     search so it sees only the predicted label);
 //   - a Transformation proposes substitutes for one word (WordSwap draws
-//     them from any lexicon.Source);
+//     them from any lexicon.Source; TextBugger adds character-level bugs);
 //   - PreConstraints say which positions may still be changed (stop words,
 //     no repeat modification, maximum modification rate, minimum word
 //     length, protected words) and PostConstraints filter transformed texts

@@ -76,7 +76,8 @@ type Needs struct {
 	// they are given (Resources.Nearest), else from Synonyms; NearestK and
 	// NearestCos are its paper's neighbourhood: the k nearest words with
 	// cosine ≥ NearestCos (TextFooler's 50 and 0.5; Alzantot's 8 with
-	// squared distance ≤ 0.5, i.e. cosine ≥ 0.75 on unit vectors).
+	// squared distance ≤ 0.5, i.e. cosine ≥ 0.75 on unit vectors; TextBugger's 5
+	// with any cosine, −1).
 	Nearest    bool
 	NearestK   int
 	NearestCos float64
@@ -148,6 +149,11 @@ func Recipes() []Recipe {
 			needs: func(protocol string, n *Needs) {
 				nearest(protocol, n)
 				n.NearestK, n.NearestCos, n.LM = 8, 0.75, protocol != ProtocolFTML
+			}},
+		{Name: "textbugger", Summary: "TextBugger (Li et al. 2019): character bugs (space, deletion, swap, homoglyphs) and the 5 nearest words, greedy by deletion importance", build: buildTextBugger,
+			needs: func(protocol string, n *Needs) {
+				nearest(protocol, n)
+				n.NearestK, n.NearestCos, n.SentenceModel = textBuggerK, -1, true
 			}},
 		{Name: "pso", Summary: "particle swarm optimisation (Zang et al. 2020)", build: buildPSO, needs: nearest},
 		{Name: "hla", Summary: "hard-label attack (Maheshwary et al. 2021): random init, search-space reduction, genetic optimisation on labels only", build: buildHLA,

@@ -112,7 +112,7 @@ func TestAttackConfigCheck(t *testing.T) {
 		{func(c *pipeline.AttackConfig) { c.Explain.K = 0 }, "--explain-k 0 must be at least 1"},
 		{func(c *pipeline.AttackConfig) { c.Explain.Pairs = -1 }, "--explain-pairs -1 must be ≥ 0"},
 		{func(c *pipeline.AttackConfig) { c.Model = "" }, "--model is required"},
-		{func(c *pipeline.AttackConfig) { c.Recipe = "" }, "--recipe is required (valid: bae, bert-attack, ga, hla, iga, pso, pwws, "},
+		{func(c *pipeline.AttackConfig) { c.Recipe = "" }, "--recipe is required (valid: bae, bert-attack, ga, hla, iga, pso, pwws, textbugger, textfooler)"},
 		{func(c *pipeline.AttackConfig) { c.Recipe = "nope" }, `unknown recipe "nope"`},
 		{func(c *pipeline.AttackConfig) { c.Protocol = "x" }, `--protocol "x": want ftml or flat`},
 		{func(c *pipeline.AttackConfig) { c.Explain.Method = "shap" }, `--explain "shap": want ig or lime`},

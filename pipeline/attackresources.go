@@ -17,7 +17,7 @@ import (
 
 // NearestConfig makes the nearest-neighbour substitutes from word vectors
 // (AttackResources.Vectors): the candidate sets of the paper-protocol
-// textfooler, ga, pso, iga and hla.
+// textfooler, ga, pso, iga, hla and textbugger.
 type NearestConfig struct {
 	K   int     // each word's K nearest vocabulary words (--nn-k)
 	Cos float64 // … with cosine ≥ Cos (--nn-cos)
@@ -27,7 +27,7 @@ type NearestConfig struct {
 	Vocab int
 	// KGiven and CosGiven say K and Cos were chosen by the user; otherwise
 	// a recipe with a neighbourhood of its own (attack.Needs.NearestK and
-	// NearestCos: Alzantot's 8 and 0.75) replaces them.
+	// NearestCos: Alzantot's 8 and 0.75, TextBugger's 5 and −1) replaces them.
 	KGiven, CosGiven bool
 }
 

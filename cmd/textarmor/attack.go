@@ -36,7 +36,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.Protocol, "protocol", c.Protocol, "evaluation protocol: ftml or flat (default: the paper's own recipe)")
 	fs.StringVar(&c.Synonyms, "synonyms", "", "counter-fitted neighbour JSON (default: counterfitted-neighbors-jia2019/counterfitted_neighbors.json under --data)")
 	fs.StringVar(&c.WordNet, "wordnet", c.WordNet, "WordNet dict directory (pwws without a protocol, or flat)")
-	fs.StringVar(&c.Vectors, "vectors", "", "word vectors (e.g. counter-fitted, GloVe text format): textfooler's cosine ≥ 0.5 check and, as the documented USE stand-in, mean word-vector cosine for textfooler/hla (hla default: the model's embedding table)")
+	fs.StringVar(&c.Vectors, "vectors", "", "word vectors (e.g. counter-fitted, GloVe text format): textfooler's cosine ≥ 0.5 check and, as the documented USE stand-in, mean word-vector cosine for textfooler/textbugger/hla (hla default: the model's embedding table)")
 	fs.StringVar(&c.LM, "lm", "", "language model from 'textarmor lm train' for ga (alzantot) without --protocol ftml: keeps the best 4 substitutes per position in context, the paper's filter (default: none, a declared deviation)")
 	fs.StringVar(&c.MLM, "mlm", "", "bae, bert-attack: Hugging Face directory with a masked-LM head ('mlm train-head' writes one)")
 	fs.StringVar(&c.SentenceEncoder, "sentence-encoder", "", "bae, bert-attack: transformer sentence encoder standing in for USE (default: models/all-MiniLM-L6-v2 under --data)")
