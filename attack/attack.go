@@ -128,6 +128,10 @@ type Result struct {
 	// the model as a user would feed it, reaches the goal (RunAll sets it;
 	// not in the CSV, so resumed rows are checked again).
 	Check Check
+	// PostChecked[k] and PostPassed[k] count the substituted texts the
+	// attack's Post[k] judged and kept (in order; a text another
+	// constraint refused first is not judged). Not in the CSV.
+	PostChecked, PostPassed []int
 }
 
 // Check is the outcome of reading a successful attack's text back.
@@ -240,6 +244,7 @@ func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 	res := Result{Index: ex.Index, OriginalText: ex.Text, PerturbedText: ex.Text, GroundTruth: ex.Label, NumWords: len(words)}
 	finish := func() (Result, error) {
 		res.NumQueries, res.NumRequests = s.Queries, s.Requests
+		res.PostChecked, res.PostPassed = s.postChecked, s.postPassed
 		res.Seconds = time.Since(start).Seconds()
 		return res, nil
 	}
@@ -349,6 +354,9 @@ type State struct {
 	phrases    []phrase
 	phraseBase int32
 	phraseID   map[string]int32
+	// postChecked[k] and postPassed[k] count the substituted texts Post[k]
+	// judged and kept.
+	postChecked, postPassed []int
 }
 
 // phrase is a substitute read as several tokens (or none).
@@ -686,11 +694,16 @@ func (s *State) postOK(prev, next []int32, i int) bool {
 	if len(s.attack.Post) == 0 {
 		return true
 	}
+	if s.postChecked == nil {
+		s.postChecked, s.postPassed = make([]int, len(s.attack.Post)), make([]int, len(s.attack.Post))
+	}
 	pw, nw := s.WordsOf(prev), s.WordsOf(next)
-	for _, c := range s.attack.Post {
+	for k, c := range s.attack.Post {
+		s.postChecked[k]++
 		if !c.Check(s.Words, pw, nw, i) {
 			return false
 		}
+		s.postPassed[k]++
 	}
 	return true
 }

@@ -123,3 +123,40 @@ func TestContextualRecipes(t *testing.T) {
 		}
 	}
 }
+
+// refuseWord is a post constraint that refuses one substitute and counts
+// what it judged.
+type refuseWord struct {
+	word  string
+	calls *int
+}
+
+func (c refuseWord) Name() string { return "refuse(" + c.word + ")" }
+
+func (c refuseWord) Check(_, _, next []string, i int) bool {
+	*c.calls++
+	return next[i] != c.word
+}
+
+// Each result counts what each post constraint judged and kept, and the
+// summary adds them up; a text the first refused is not judged by the
+// second.
+func TestPostConstraintTallies(t *testing.T) {
+	tg, syn, _ := oneWord()
+	var first, second int
+	a := &Attack{Goal: Untargeted{}, Transformation: WordSwap{syn}, Search: Greedy{Order: ByDelete},
+		Post: []PostConstraint{refuseWord{"fine", &first}, refuseWord{"nice", &second}}}
+	var rs []Result
+	for i, text := range []string{"the movie was truly good", "good movie", "the movie was good"} {
+		r, err := a.Run(tg, Example{Index: i, Text: text, Label: 1}, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	s := Summarize(rs)
+	if len(s.PostPass) != 2 || s.PostPass[0].Checked != first || s.PostPass[1].Checked != second || first == 0 ||
+		s.PostPass[0].Passed != s.PostPass[1].Checked || s.PostPass[1].Passed >= s.PostPass[1].Checked {
+		t.Errorf("tallies %+v; the constraints were called %d and %d times", s.PostPass, first, second)
+	}
+}

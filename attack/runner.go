@@ -121,6 +121,17 @@ type Summary struct {
 	// are 0 for results never read back (CheckResults).
 	Verified   int `json:"verified"`
 	Mismatched int `json:"mismatched"`
+	// PostPass is, per post-transformation constraint (by position in
+	// Attack.Post), how many substituted texts it judged and kept over
+	// the results that carry counts (those attacked in this run, not
+	// rows resumed from a CSV): how strict each check is.
+	PostPass []ConstraintPass `json:"post_pass,omitempty"`
+}
+
+// ConstraintPass is one constraint's tally.
+type ConstraintPass struct {
+	Checked int `json:"checked"`
+	Passed  int `json:"passed"`
 }
 
 // Summarize computes the summary of a set of results.
@@ -131,6 +142,13 @@ func Summarize(rs []Result) Summary {
 	for _, r := range rs {
 		s.Seconds += r.Seconds
 		words += float64(r.NumWords)
+		for k := range r.PostChecked {
+			if k >= len(s.PostPass) {
+				s.PostPass = append(s.PostPass, make([]ConstraintPass, k+1-len(s.PostPass))...)
+			}
+			s.PostPass[k].Checked += r.PostChecked[k]
+			s.PostPass[k].Passed += r.PostPassed[k]
+		}
 		switch r.Type {
 		case Successful:
 			s.Successful++

@@ -171,6 +171,9 @@ type AttackReport struct {
 	// or protocol it names.
 	Recipe, Protocol, Description string
 	Deviations                    []string
+	// PostConstraints names the attack's post-transformation constraints,
+	// in the order of Summary.PostPass.
+	PostConstraints []string
 	// Model, Dataset (its name), Split, Seed and CSV say what was
 	// attacked and where the rows are.
 	Model, Dataset, Split, CSV string
@@ -245,6 +248,9 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 		return nil, err
 	}
 	rep.Recipe, rep.Description, rep.Deviations = cfg.Recipe, cfg.Description, cfg.Deviations
+	for _, pc := range cfg.Post {
+		rep.PostConstraints = append(rep.PostConstraints, pc.Name())
+	}
 	fmt.Fprintf(log, "attack %s (protocol %q): %s\n", cfg.Recipe, c.Protocol, cfg.Description)
 	for _, d := range cfg.Deviations {
 		fmt.Fprintf(log, "deviation: %s\n", d)
@@ -365,5 +371,28 @@ func (r *AttackReport) JSON() map[string]any {
 	obj["recipe"], obj["protocol"], obj["description"], obj["deviations"] = r.Recipe, r.Protocol, r.Description, deviations
 	obj["model"], obj["dataset"], obj["split"], obj["seed"], obj["out"] = r.Model, r.Dataset, r.Split, r.Seed, r.CSV
 	obj["truncated"] = r.Truncated
+	delete(obj, "post_pass")
+	if pass := r.postPass(); len(pass) > 0 {
+		obj["post_pass"] = pass
+	}
 	return obj
+}
+
+// PostPass is one post-transformation constraint's tally, named.
+type PostPass struct {
+	Constraint string `json:"constraint"`
+	attack.ConstraintPass
+}
+
+// postPass names the summary's per-constraint tallies.
+func (r *AttackReport) postPass() []PostPass {
+	var out []PostPass
+	for k, p := range r.Summary.PostPass {
+		name := fmt.Sprintf("post[%d]", k)
+		if k < len(r.PostConstraints) {
+			name = r.PostConstraints[k]
+		}
+		out = append(out, PostPass{name, p})
+	}
+	return out
 }

@@ -195,8 +195,14 @@ func TestAttackHooksAndJSON(t *testing.T) {
 			t.Errorf("JSON lacks %q", k)
 		}
 	}
-	if len(obj) != 27 || obj["recipe"] != "textfooler" || obj["out"] != c.CSV || obj["n"] != float64(12) {
+	if len(obj) != 28 || obj["recipe"] != "textfooler" || obj["out"] != c.CSV || obj["n"] != float64(12) {
 		t.Errorf("JSON %v", obj)
+	}
+	// The POS constraint's tally: it judged some substituted texts and
+	// refused some (the generated task has words of several tags).
+	if pp, _ := obj["post_pass"].([]pipeline.PostPass); len(pp) != 1 || !strings.HasPrefix(pp[0].Constraint, "part-of-speech") ||
+		pp[0].Checked == 0 || pp[0].Passed > pp[0].Checked {
+		t.Errorf("post_pass %v", obj["post_pass"])
 	}
 	if _, err := json.Marshal(obj); err != nil {
 		t.Error(err)

@@ -30,6 +30,9 @@ func (rep *AttackReport) WriteText(w io.Writer) {
 	if rep.Truncated > 0 {
 		fmt.Fprintf(w, "  truncated texts:        %d (the model reads their first %d tokens)\n", rep.Truncated, rep.MaxLen)
 	}
+	for _, p := range rep.postPass() {
+		fmt.Fprintf(w, "  kept by %s: %d of %d substituted texts (%.1f%%)\n", p.Constraint, p.Passed, p.Checked, 100*float64(p.Passed)/float64(max(p.Checked, 1)))
+	}
 	if rep.Agreement != nil {
 		writeAgreement(w, rep.Agreement)
 	}
