@@ -2,9 +2,12 @@ package mlm
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/ag"
@@ -214,5 +217,46 @@ func TestTrainLearnsCounting(t *testing.T) {
 	o.Epochs = 0
 	if _, err := Train(context.Background(), hf, trainSeqs, testPieces, o); err == nil {
 		t.Error("0 epochs accepted")
+	}
+}
+
+// A run stopped inside an epoch (as a kill right after a checkpoint would
+// leave it) and resumed ends with the weights and losses of a run never
+// stopped, dropout included; a checkpoint of another run is refused.
+func TestTrainResumesExactly(t *testing.T) {
+	r := rand.New(rand.NewSource(8))
+	seqs := counting(r, 300)
+	run := func(stopAfter int, dir string, id string) (*nn.Classifier, []Epoch, error) {
+		net := tinyNet(t, 2, 9)
+		net.Enc.(*nn.Transformer).Cfg.HiddenDropout = 0.1
+		h, _ := NewHead(net, 1)
+		o := DefaultOptions()
+		o.Epochs, o.LR, o.Seed, o.Checkpoint, o.Resume, o.Identity = 2, 3e-3, 4, dir, true, []byte(id)
+		o.stopAfter = stopAfter
+		ep, err := Train(context.Background(), h, seqs, testPieces, o)
+		return net, ep, err
+	}
+	whole, wantEp, err := run(0, "", `{"run":1}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "ckpt")
+	if _, _, err := run(13, dir, `{"run":1}`); !errors.Is(err, errStopped) { // inside epoch 2 (10 batches an epoch)
+		t.Fatal(err)
+	}
+	if _, _, err := run(0, dir, `{"run":2}`); err == nil || !strings.Contains(err.Error(), "another run") {
+		t.Errorf("a checkpoint of another run: %v", err)
+	}
+	resumed, gotEp, err := run(0, dir, `{"run":1}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range whole.Params() {
+		if !slices.Equal(p.Value.Data, resumed.Params()[i].Value.Data) {
+			t.Fatalf("%s differs after the resume", p.Name)
+		}
+	}
+	if len(gotEp) != 2 || gotEp[0].Loss != wantEp[0].Loss || gotEp[1].Loss != wantEp[1].Loss || gotEp[1].Pieces != wantEp[1].Pieces {
+		t.Errorf("epochs %+v, uninterrupted %+v", gotEp, wantEp)
 	}
 }

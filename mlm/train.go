@@ -1,14 +1,22 @@
 package mlm
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand"
+	"os"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/textarmor/textarmor/ag"
+	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/optim"
+	"github.com/textarmor/textarmor/tensor"
 )
 
 // Options are the head's training settings.
@@ -20,14 +28,32 @@ type Options struct {
 	LR      float64
 	Clip    float64 // global gradient-norm clip (0: none)
 	Masking Masking
-	Seed    int64 // the batches' order and the masks
-	Log     io.Writer
+	// Seed fixes each epoch's order and each step's masks and dropout
+	// (drawn from sources seeded by the epoch and the step, so that a
+	// resumed run draws what an uninterrupted one does).
+	Seed int64
+	Log  io.Writer
+	// Checkpoint is a directory written at each epoch's end and every
+	// CheckpointEvery inside one ("" = none); Resume continues from it
+	// when it is there. Identity says which run it belongs to: a
+	// checkpoint of another run is refused.
+	Checkpoint      string
+	CheckpointEvery time.Duration
+	Resume          bool
+	Identity        json.RawMessage
+	// stopAfter, in tests, stops after that many steps as a kill would,
+	// right after a checkpoint.
+	stopAfter int
 }
 
+// errStopped is the test stop's error.
+var errStopped = errors.New("mlm: stopped")
+
 // DefaultOptions trains a fresh head on a fixed encoder: 2 epochs of
-// batches of 32 at lr 1e-3, clip 1.
+// batches of 32 at lr 1e-3, clip 1, checkpoints every 10 minutes when a
+// checkpoint directory is given.
 func DefaultOptions() Options {
-	return Options{Epochs: 2, Batch: 32, LR: 1e-3, Clip: 1, Masking: DefaultMasking()}
+	return Options{Epochs: 2, Batch: 32, LR: 1e-3, Clip: 1, Masking: DefaultMasking(), CheckpointEvery: 10 * time.Minute}
 }
 
 func (o Options) validate() error {
@@ -40,6 +66,8 @@ func (o Options) validate() error {
 		return fmt.Errorf("lr %g: must be > 0", o.LR)
 	case !(o.Clip >= 0):
 		return fmt.Errorf("clip %g: must be ≥ 0", o.Clip)
+	case o.CheckpointEvery < 0:
+		return fmt.Errorf("checkpoint interval %v: must be ≥ 0", o.CheckpointEvery)
 	}
 	return o.Masking.Validate()
 }
@@ -51,6 +79,22 @@ type Epoch struct {
 	Seconds float64 `json:"seconds"`
 }
 
+// progress is where a run stands, as checkpoints record it.
+type progress struct {
+	Identity json.RawMessage `json:"identity"`
+	Epoch    int             `json:"epoch"` // 0-based, the one under way
+	Batch    int             `json:"batch"` // batches of it done
+	Sum      float64         `json:"sum"`   // Σ loss·pieces so far in the epoch
+	Pieces   int             `json:"pieces"`
+	Seconds  float64         `json:"seconds"`
+	Done     []Epoch         `json:"done"`
+}
+
+// seeded is a source fixed by the run's seed and a counter.
+func seeded(seed int64, what, k int) *rand.Rand {
+	return rand.New(rand.NewSource(seed*1_000_003 + int64(what)*1_000_000_007 + int64(k)))
+}
+
 // Train fits the head (and the top Unfreeze layers) to predict the pieces
 // masked in seqs, the texts as the model encodes them.
 func Train(ctx context.Context, h *Head, seqs [][]int32, p Pieces, o Options) ([]Epoch, error) {
@@ -60,53 +104,148 @@ func Train(ctx context.Context, h *Head, seqs [][]int32, p Pieces, o Options) ([
 	if len(seqs) == 0 {
 		return nil, fmt.Errorf("no texts to train on")
 	}
-	rng := rand.New(rand.NewSource(o.Seed))
-	steps := o.Epochs * ((len(seqs) + o.Batch - 1) / o.Batch)
+	perEpoch := (len(seqs) + o.Batch - 1) / o.Batch
+	steps := o.Epochs * perEpoch
 	sched := optim.LinearWarmupDecay(o.LR, steps/10, steps)
 	opt := optim.NewAdam(optim.AdamConfig{LR: o.LR})
 	params := h.Params()
-	var out []Epoch
-	step := 0
-	for epoch := range o.Epochs {
+	pr := progress{Identity: o.Identity}
+	if o.Resume && o.Checkpoint != "" {
+		ok, err := loadCheckpoint(o.Checkpoint, params, opt, &pr)
+		if err != nil {
+			return nil, err
+		}
+		if ok && o.Log != nil {
+			fmt.Fprintf(o.Log, "mlm: resuming epoch %d at batch %d of %d\n", pr.Epoch+1, pr.Batch, perEpoch)
+		}
+	}
+	lastSave, done := time.Now(), 0
+	save := func(at progress) error {
+		if o.Checkpoint == "" {
+			return nil
+		}
+		lastSave = time.Now()
+		return saveCheckpoint(o.Checkpoint, params, opt, at)
+	}
+	for ; pr.Epoch < o.Epochs; pr.Epoch++ {
 		start := time.Now()
-		var sum float64
-		var pieces int
-		order := rng.Perm(len(seqs))
-		for lo := 0; lo < len(order); lo += o.Batch {
+		order := seeded(o.Seed, 0, pr.Epoch).Perm(len(seqs))
+		for ; pr.Batch < perEpoch; pr.Batch++ {
 			if err := ctx.Err(); err != nil {
-				return out, err
+				return pr.Done, err
 			}
+			step := pr.Epoch*perEpoch + pr.Batch
+			lo := pr.Batch * o.Batch
 			part := make([][]int32, 0, o.Batch)
 			for _, i := range order[lo:min(lo+o.Batch, len(order))] {
 				part = append(part, seqs[i])
 			}
-			m := h.Corrupt(rng, part, o.Masking, p)
-			step++
-			if len(m.Pos) == 0 {
-				continue
+			m := h.Corrupt(seeded(o.Seed, 1, step), part, o.Masking, p)
+			if len(m.Pos) > 0 {
+				t := ag.NewTape()
+				t.Train, t.Rng = true, seeded(o.Seed, 2, step)
+				loss := t.CrossEntropy(h.Logits(t, m.Batch, m.Pos), m.Targets, nil)
+				t.Backward(loss)
+				if o.Clip > 0 {
+					optim.ClipGradNorm(params, o.Clip)
+				}
+				opt.SetLR(sched.LR(step, pr.Epoch))
+				opt.Step(params)
+				optim.ZeroGrad(params)
+				pr.Sum, pr.Pieces = pr.Sum+float64(loss.Value.Data[0])*float64(len(m.Pos)), pr.Pieces+len(m.Pos)
 			}
-			t := ag.NewTape()
-			t.Train, t.Rng = true, rng
-			loss := t.CrossEntropy(h.Logits(t, m.Batch, m.Pos), m.Targets, nil)
-			t.Backward(loss)
-			if o.Clip > 0 {
-				optim.ClipGradNorm(params, o.Clip)
+			if o.Log != nil && (step+1)%200 == 0 {
+				fmt.Fprintf(o.Log, "mlm: epoch %d, step %d of %d: loss %.4f\n", pr.Epoch+1, step+1, steps, pr.Sum/float64(max(pr.Pieces, 1)))
 			}
-			opt.SetLR(sched.LR(step-1, epoch))
-			opt.Step(params)
-			optim.ZeroGrad(params)
-			sum, pieces = sum+float64(loss.Value.Data[0])*float64(len(m.Pos)), pieces+len(m.Pos)
-			if o.Log != nil && step%200 == 0 {
-				fmt.Fprintf(o.Log, "mlm: epoch %d, step %d of %d: loss %.4f\n", epoch+1, step, steps, sum/float64(pieces))
+			done++
+			stop := o.stopAfter > 0 && done == o.stopAfter
+			if stop || o.CheckpointEvery > 0 && time.Since(lastSave) >= o.CheckpointEvery {
+				at := pr
+				at.Batch++ // this one is done
+				at.Seconds += time.Since(start).Seconds()
+				if err := save(at); err != nil {
+					return pr.Done, err
+				}
+				if stop {
+					return pr.Done, errStopped
+				}
 			}
 		}
-		e := Epoch{Loss: sum / float64(max(pieces, 1)), Pieces: pieces, Seconds: time.Since(start).Seconds()}
-		out = append(out, e)
+		e := Epoch{Loss: pr.Sum / float64(max(pr.Pieces, 1)), Pieces: pr.Pieces, Seconds: pr.Seconds + time.Since(start).Seconds()}
+		pr.Done = append(pr.Done, e)
 		if o.Log != nil {
-			fmt.Fprintf(o.Log, "mlm: epoch %d: loss %.4f over %d masked pieces, %.1f s\n", epoch+1, e.Loss, e.Pieces, e.Seconds)
+			fmt.Fprintf(o.Log, "mlm: epoch %d: loss %.4f over %d masked pieces, %.1f s\n", pr.Epoch+1, e.Loss, e.Pieces, e.Seconds)
+		}
+		pr.Batch, pr.Sum, pr.Pieces, pr.Seconds = 0, 0, 0, 0
+		next := pr
+		next.Epoch++
+		if err := save(next); err != nil {
+			return pr.Done, err
 		}
 	}
-	return out, nil
+	return pr.Done, nil
+}
+
+const optimPrefix = "optimizer/"
+
+func saveCheckpoint(dir string, params []*ag.Param, opt *optim.Adam, pr progress) error {
+	cfg, err := json.Marshal(pr)
+	if err != nil {
+		return err
+	}
+	ts := map[string]*tensor.Tensor{}
+	for _, p := range params {
+		ts[p.Name] = p.Value
+	}
+	for k, v := range opt.State() {
+		ts[optimPrefix+k] = v
+	}
+	return checkpoint.Save(dir, &checkpoint.Bundle{Config: cfg, Tensors: ts})
+}
+
+// loadCheckpoint restores a checkpoint of the same run; ok is false when
+// there is none.
+func loadCheckpoint(dir string, params []*ag.Param, opt *optim.Adam, pr *progress) (bool, error) {
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	b, err := checkpoint.Load(dir)
+	if err != nil {
+		return false, fmt.Errorf("mlm: cannot resume: %w", err)
+	}
+	var saved progress
+	if err := json.Unmarshal(b.Config, &saved); err != nil {
+		return false, fmt.Errorf("mlm: cannot resume: %s: %w", dir, err)
+	}
+	if !bytes.Equal(compact(saved.Identity), compact(pr.Identity)) {
+		return false, fmt.Errorf("mlm: cannot resume: %s belongs to another run (%s; this run %s); remove it to start afresh", dir, saved.Identity, pr.Identity)
+	}
+	state := map[string]*tensor.Tensor{}
+	for k, v := range b.Tensors {
+		if name, ok := strings.CutPrefix(k, optimPrefix); ok {
+			state[name] = v
+		}
+	}
+	for _, p := range params {
+		t, ok := b.Tensors[p.Name]
+		if !ok || !slices.Equal(t.Shape, p.Value.Shape) {
+			return false, fmt.Errorf("mlm: cannot resume: %s: tensor %s missing or of another shape", dir, p.Name)
+		}
+		copy(p.Value.Data, t.Data)
+	}
+	if err := opt.LoadState(state); err != nil {
+		return false, fmt.Errorf("mlm: cannot resume: %s: %w", dir, err)
+	}
+	*pr = saved
+	return true, nil
+}
+
+func compact(raw json.RawMessage) []byte {
+	var b bytes.Buffer
+	if len(raw) == 0 || json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
 }
 
 // Accuracy is how often the piece that was masked is the head's first

@@ -3,9 +3,13 @@ package pipeline
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -36,8 +40,11 @@ type MLMHeadConfig struct {
 	Unfreeze int
 	Options  mlm.Options
 	// Out is the Hugging Face directory written (BertForMaskedLM).
+	// Training checkpoints go to Out+".ckpt" (Options.CheckpointEvery);
+	// Resume continues the run recorded there and refuses another's.
 	Out       string
 	Overwrite bool
+	Resume    bool
 	Log       io.Writer
 }
 
@@ -72,7 +79,8 @@ func TrainMLMHead(ctx context.Context, c MLMHeadConfig) (*MLMHeadReport, error) 
 		Rule{c.MaxLen >= 0, "max-len", c.MaxLen, "≥ 0 (0 = the checkpoint's)"}, Rule{c.Unfreeze >= 0, "unfreeze", c.Unfreeze, "≥ 0"},
 		Rule{c.Options.Epochs >= 1, "epochs", c.Options.Epochs, "at least 1"}, Rule{c.Options.Batch >= 1, "batch", c.Options.Batch, "at least 1"},
 		Rule{isFinite(c.Options.LR) && c.Options.LR > 0, "lr", c.Options.LR, "> 0"}, Rule{isFinite(c.Options.Clip) && c.Options.Clip >= 0, "clip", c.Options.Clip, "≥ 0"},
-		Rule{isFinite(c.Options.Masking.Rate) && c.Options.Masking.Rate > 0 && c.Options.Masking.Rate <= 1, "mask-rate", c.Options.Masking.Rate, "in (0, 1]"}); err != nil {
+		Rule{isFinite(c.Options.Masking.Rate) && c.Options.Masking.Rate > 0 && c.Options.Masking.Rate <= 1, "mask-rate", c.Options.Masking.Rate, "in (0, 1]"},
+		Rule{c.Options.CheckpointEvery >= 0, "checkpoint-every", c.Options.CheckpointEvery, "≥ 0 (0 = epoch ends only)"}); err != nil {
 		return nil, err
 	}
 	if c.Init == "" {
@@ -119,7 +127,13 @@ func TrainMLMHead(ctx context.Context, c MLMHeadConfig) (*MLMHeadReport, error) 
 		}
 		r.Texts = len(train)
 		o := c.Options
-		o.Log = c.Log
+		o.Log, o.Resume = c.Log, c.Resume
+		if c.Out != "" {
+			o.Checkpoint = c.Out + ".ckpt"
+			if o.Identity, err = c.identity(train); err != nil {
+				return nil, err
+			}
+		}
 		if r.Epochs, err = mlm.Train(ctx, h, train, pieces, o); err != nil {
 			return nil, err
 		}
@@ -128,6 +142,9 @@ func TrainMLMHead(ctx context.Context, c MLMHeadConfig) (*MLMHeadReport, error) 
 	score(r.HeldOut)
 	if c.Out != "" {
 		if err := m.ExportHF(c.Out, c.Overwrite); err != nil {
+			return nil, err
+		}
+		if err := os.RemoveAll(c.Out + ".ckpt"); err != nil {
 			return nil, err
 		}
 	}
@@ -144,6 +161,24 @@ func (r *MLMHeadReport) WriteText(w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// identity is what a checkpoint of this run records: the settings and a
+// digest of the encoded training texts.
+func (c MLMHeadConfig) identity(train [][]int32) (json.RawMessage, error) {
+	h := fnv.New64a()
+	var b [4]byte
+	for _, s := range train {
+		for _, id := range s {
+			binary.LittleEndian.PutUint32(b[:], uint32(id))
+			h.Write(b[:])
+		}
+		h.Write([]byte{0xff, 0xff, 0xff, 0xff})
+	}
+	o := c.Options
+	return json.Marshal(map[string]any{"init": c.Init, "datasets": c.Datasets, "train": c.Data.Train, "n": c.TrainN, "max_len": c.MaxLen,
+		"unfreeze": c.Unfreeze, "epochs": o.Epochs, "batch": o.Batch, "lr": o.LR, "clip": o.Clip, "masking": o.Masking, "seed": o.Seed,
+		"texts": len(train), "digest": fmt.Sprintf("%016x", h.Sum64())})
 }
 
 type mlmTexts struct {

@@ -46,6 +46,8 @@ func runMLM(args []string, stdout, stderr io.Writer) error {
 		fs.IntVar(&c.Options.Batch, "batch", c.Options.Batch, "texts per step")
 		fs.Float64Var(&c.Options.LR, "lr", c.Options.LR, "Adam's peak learning rate (warm-up over a tenth of the steps, then linear decay)")
 		fs.Float64Var(&c.Options.Clip, "clip", c.Options.Clip, "global gradient-norm clip (0 = off)")
+		fs.BoolVar(&c.Resume, "resume", false, "continue the interrupted run recorded in OUT.ckpt")
+		fs.DurationVar(&c.Options.CheckpointEvery, "checkpoint-every", c.Options.CheckpointEvery, "also checkpoint inside an epoch this often (0 = epoch ends only)")
 	}
 	if err := parseNoArgs(fs, args[1:]); err != nil {
 		return err

@@ -37,6 +37,9 @@ func TestMLMTrainHeadAndEval(t *testing.T) {
 		trained.Epochs[2].Loss >= trained.Epochs[0].Loss || !strings.Contains(stderr, "mlm: epoch 3") {
 		t.Errorf("report %+v\n%s", trained, stderr)
 	}
+	if _, err := os.Stat(out + ".ckpt"); !os.IsNotExist(err) {
+		t.Errorf("the training checkpoint outlived the export: %v", err)
+	}
 	cfg, err := os.ReadFile(filepath.Join(out, "config.json"))
 	if err != nil || !strings.Contains(string(cfg), `"BertForMaskedLM"`) {
 		t.Errorf("config.json: %v\n%s", err, cfg)
@@ -56,6 +59,7 @@ func TestMLMTrainHeadAndEval(t *testing.T) {
 		{"mlm", "train-head", "--init", hf, "--train", tr, "--test", te, "--out", out + "2", "--unfreeze", "9"},
 		{"mlm", "train-head", "--init", hf, "--train", tr, "--test", te, "--out", out + "2", "--mask-rate", "0"},
 		{"mlm", "train-head", "--init", hf, "--train", tr, "--test", te},
+		{"mlm", "train-head", "--init", hf, "--train", tr, "--test", te, "--out", out + "2", "--checkpoint-every", "-1s"},
 		{"mlm", "eval", "--model", out, "--test", te, "--epochs", "2"},
 		{"mlm"},
 	} {
