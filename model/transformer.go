@@ -211,6 +211,12 @@ func NewTransformer(meta Meta, wp *text.WordPiece, rng *rand.Rand) (*Model, erro
 	if meta.Net.Arch != "transformer" {
 		return nil, fmt.Errorf("a WordPiece model needs the transformer architecture, not %q", meta.Net.Arch)
 	}
+	// The encoder cannot read past its position table, so a text must be
+	// cut to it: 0 (no limit) or more positions than the table would let a
+	// long text panic at prediction (found by FuzzLoad).
+	if tc := meta.Net.Transformer; tc != nil && (meta.MaxLen < 2 || meta.MaxLen > tc.MaxPositions) {
+		return nil, fmt.Errorf("max length %d: a transformer needs one in [2, %d] (its position table)", meta.MaxLen, tc.MaxPositions)
+	}
 	classes := meta.Classes
 	if len(classes) == 0 {
 		classes = placeholderClasses
