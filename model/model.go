@@ -132,6 +132,13 @@ func Load(dir string) (*Model, error) {
 	if need := sized.ParamCount(); !(need <= held) {
 		return nil, fmt.Errorf("%s: config.json's sizes need %.0f weights, %s holds %.0f (an edited or mismatched config)", dir, need, checkpoint.WeightsFile, held)
 	}
+	// A transformer cannot read past its position table, so its texts
+	// must be cut to it: no limit (0) would let a long text panic at
+	// prediction (FuzzLoad found both a dropped max_len and a dropped
+	// wordpiece record leaving one).
+	if tc := sized.Transformer; tc != nil && (meta.MaxLen < 1 || meta.MaxLen > tc.MaxPositions) {
+		return nil, fmt.Errorf("%s: max length %d: a transformer needs one in [1, %d] (its position table)", dir, meta.MaxLen, tc.MaxPositions)
+	}
 	var m *Model
 	if meta.Pieces != nil {
 		wp, err := text.NewWordPiece(b.Vocab, *meta.Pieces)
