@@ -42,6 +42,13 @@ func NewPredictor(m *model.Model, name string) (*Predictor, error) {
 	return &Predictor{head: h, wp: m.Pieces, maxLen: m.MaxLen, name: name, cache: map[string]table{}}, nil
 }
 
+// PiecesOf is what a masking may choose and write for m's word pieces:
+// its vocabulary, its [MASK], and [CLS], [SEP] and padding left alone.
+func PiecesOf(m *model.Model) Pieces {
+	w := m.Pieces
+	return Pieces{Vocab: m.Net.Cfg.VocabSize, MaskID: w.MaskID(), Special: map[int32]bool{w.CLSID(): true, w.SEPID(): true, w.PadID(): true}}
+}
+
 // Name identifies the model in attack descriptions.
 func (p *Predictor) Name() string { return p.name }
 

@@ -35,7 +35,7 @@ func TestRealMiniLMHead(t *testing.T) {
 	h, _ := NewHead(m.Net, 0)
 	o := DefaultOptions()
 	o.Epochs, o.Batch, o.LR, o.Masking.Rate = 3, 16, 3e-3, 0.3
-	ep, err := Train(context.Background(), h, seqs, mlmPiecesOf(m), o)
+	ep, err := Train(context.Background(), h, seqs, PiecesOf(m), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,9 +49,4 @@ func TestRealMiniLMHead(t *testing.T) {
 			t.Errorf("%s: %v", name, got)
 		}
 	}
-}
-
-func mlmPiecesOf(m *model.Model) Pieces {
-	w := m.Pieces
-	return Pieces{Vocab: m.Net.Cfg.VocabSize, MaskID: w.MaskID(), Special: map[int32]bool{w.CLSID(): true, w.SEPID(): true, w.PadID(): true}}
 }

@@ -107,7 +107,7 @@ func TrainMLMHead(ctx context.Context, c MLMHeadConfig) (*MLMHeadReport, error) 
 	if err != nil {
 		return nil, err
 	}
-	pieces := mlmPieces(m)
+	pieces := mlm.PiecesOf(m)
 	r := &MLMHeadReport{Init: c.Init, FromCheckpoint: own && !c.Retrain, Unfreeze: c.Unfreeze, HeldOut: map[string]mlm.Accuracy{}}
 	score := func(into map[string]mlm.Accuracy) {
 		for _, s := range sets {
@@ -227,10 +227,4 @@ func (c MLMHeadConfig) texts(m *model.Model) ([]mlmTexts, error) {
 		out = append(out, mlmTexts{name: name, train: enc(trainEx, c.TrainN), test: enc(test, c.TestN)})
 	}
 	return out, nil
-}
-
-// mlmPieces is what the masking may choose and write for m's word pieces.
-func mlmPieces(m *model.Model) mlm.Pieces {
-	p := m.Pieces
-	return mlm.Pieces{Vocab: m.Net.Cfg.VocabSize, MaskID: p.MaskID(), Special: map[int32]bool{p.CLSID(): true, p.SEPID(): true, p.PadID(): true}}
 }
