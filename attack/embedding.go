@@ -71,7 +71,7 @@ func (a EmbeddingAttack) Perturb(m *nn.Classifier, b *nn.Batch) (*tensor.Tensor,
 				d[j] = float32(r.NormFloat64())
 			}
 			// A uniform point of the ball: a random direction, radius ε·U^(1/n).
-			if n := norm(d); n > 0 {
+			if n := tensor.Norm(d); n > 0 {
 				scale := float32(a.Eps * math.Pow(r.Float64(), 1/float64(len(d))) / n)
 				for j := range d {
 					d[j] *= scale
@@ -92,7 +92,7 @@ func (a EmbeddingAttack) Perturb(m *nn.Classifier, b *nn.Batch) (*tensor.Tensor,
 			n := min(b.Lengths[i], b.L) * dim
 			g := leaf.Grad.Data[i*b.L*dim : i*b.L*dim+n]
 			d := real(i)
-			gn := norm(g)
+			gn := tensor.Norm(g)
 			if gn == 0 {
 				continue
 			}
@@ -100,7 +100,7 @@ func (a EmbeddingAttack) Perturb(m *nn.Classifier, b *nn.Batch) (*tensor.Tensor,
 			for j, v := range g {
 				d[j] += c * v
 			}
-			if dn := norm(d); dn > a.Eps {
+			if dn := tensor.Norm(d); dn > a.Eps {
 				s := float32(a.Eps / dn)
 				for j := range d {
 					d[j] *= s
@@ -158,12 +158,4 @@ func (a EmbeddingAttack) Run(m *nn.Classifier, b *nn.Batch) (Outcome, error) {
 		o.Euclidean[i] = math.Sqrt(d)
 	}
 	return o, nil
-}
-
-func norm(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return math.Sqrt(s)
 }

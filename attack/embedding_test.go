@@ -52,10 +52,10 @@ func TestEmbeddingAttack(t *testing.T) {
 		}
 		for i := range b.B {
 			n := min(b.Lengths[i], b.L)
-			if r := norm(d.Data[i*b.L*dim : (i*b.L+n)*dim]); r > a.Eps*(1+1e-5) {
+			if r := tensor.Norm(d.Data[i*b.L*dim : (i*b.L+n)*dim]); r > a.Eps*(1+1e-5) {
 				t.Fatalf("%+v: example %d moved %g > ε", a, i, r)
 			}
-			if p := norm(d.Data[(i*b.L+n)*dim : (i+1)*b.L*dim]); p != 0 {
+			if p := tensor.Norm(d.Data[(i*b.L+n)*dim : (i+1)*b.L*dim]); p != 0 {
 				t.Fatalf("%+v: example %d's padding moved %g", a, i, p)
 			}
 		}
@@ -70,7 +70,7 @@ func TestEmbeddingAttack(t *testing.T) {
 	n0 := min(b.Lengths[0], b.L) * dim
 	g := leaf.Grad.Data[:n0]
 	for j, v := range g {
-		if want := 0.5 * float64(v) / norm(g); math.Abs(float64(d.Data[j])-want) > 1e-6 {
+		if want := 0.5 * float64(v) / tensor.Norm(g); math.Abs(float64(d.Data[j])-want) > 1e-6 {
 			t.Fatalf("FGM entry %d: %g, want %g", j, d.Data[j], want)
 		}
 	}

@@ -250,13 +250,13 @@ func (a *AdvText) Perturb(m *nn.Classifier, b *nn.Batch, x *tensor.Tensor, seed 
 		for i := range b.B {
 			n := min(b.Lengths[i], b.L) * dim
 			gi, ri := g[i*b.L*dim:i*b.L*dim+n], r[i*b.L*dim:i*b.L*dim+n]
-			if norm := l2(gi); norm > 0 {
+			if norm := tensor.Norm(gi); norm > 0 {
 				c := float32(size / norm)
 				for j, v := range gi {
 					ri[j] += c * v
 				}
 			}
-			if rn := l2(ri); a.Method == MethodPGD && rn > a.Eps {
+			if rn := tensor.Norm(ri); a.Method == MethodPGD && rn > a.Eps {
 				c := float32(a.Eps / rn)
 				for j := range ri {
 					ri[j] *= c
@@ -290,19 +290,10 @@ func (a *AdvText) Perturb(m *nn.Classifier, b *nn.Batch, x *tensor.Tensor, seed 
 	return p, nil
 }
 
-// l2 is the Euclidean norm of v.
-func l2(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return math.Sqrt(s)
-}
-
 // AdvTStep writes d = ε·g/‖g‖ (one sequence; the norm over all its
 // positions' entries); d stays zero when g is.
 func AdvTStep(d, g []float32, eps float64) {
-	norm := l2(g)
+	norm := tensor.Norm(g)
 	if norm == 0 {
 		return
 	}
@@ -392,7 +383,7 @@ func IAdvTStep(d, g []float32, ids []int32, nbs [][]int32, emb []float32, dim in
 		}
 	}
 	if !literal {
-		if norm := l2(d); norm > 0 {
+		if norm := tensor.Norm(d); norm > 0 {
 			c := float32(eps / norm)
 			for j := range d {
 				d[j] *= c
@@ -415,7 +406,7 @@ func SPGDProject(d, r []float32, ids []int32, nbs [][]int32, emb []float32, dim 
 	order := make([]int, n)
 	for t := range n {
 		toward[t], order[t] = -1, t
-		norms[t] = l2(r[t*dim : (t+1)*dim])
+		norms[t] = tensor.Norm(r[t*dim : (t+1)*dim])
 	}
 	keep := int(math.Floor((1 - sigma) * float64(n)))
 	if keepOne && n > 0 {

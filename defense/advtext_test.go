@@ -112,7 +112,7 @@ func TestSPGDProject(t *testing.T) {
 		const eps = 3.0
 		raw := make([]float32, len(g))
 		AdvTStep(raw, g, eps)
-		if n := l2(raw); math.Abs(n-eps) > 1e-5*eps {
+		if n := tensor.Norm(raw); math.Abs(n-eps) > 1e-5*eps {
 			t.Fatalf("raw step norm %g, want ε %g", n, eps)
 		}
 		sigma := []float64{0, 0.5, 0.75, 0.9}[trial%4]
@@ -122,7 +122,7 @@ func TestSPGDProject(t *testing.T) {
 		norms := make([]float64, T)
 		order := make([]int, T)
 		for i := range T {
-			norms[i], order[i] = l2(raw[i*dim:(i+1)*dim]), i
+			norms[i], order[i] = tensor.Norm(raw[i*dim:(i+1)*dim]), i
 		}
 		sort.SliceStable(order, func(a, b int) bool { return norms[order[a]] > norms[order[b]] })
 		kept := map[int]bool{}
@@ -132,7 +132,7 @@ func TestSPGDProject(t *testing.T) {
 		nonzero := 0
 		for i := range T {
 			di := d[i*dim : (i+1)*dim]
-			if l2(di) == 0 {
+			if tensor.Norm(di) == 0 {
 				if toward[i] != -1 {
 					t.Fatalf("position %d: no perturbation but a neighbour %d", i, toward[i])
 				}
@@ -166,8 +166,8 @@ func TestSPGDProject(t *testing.T) {
 		if nonzero > keep {
 			t.Fatalf("σ %g: %d positions perturbed, at most %d", sigma, nonzero, keep)
 		}
-		if l2(d) > eps+1e-6 {
-			t.Fatalf("‖d‖ = %g > ε", l2(d))
+		if tensor.Norm(d) > eps+1e-6 {
+			t.Fatalf("‖d‖ = %g > ε", tensor.Norm(d))
 		}
 		// Check 5: the discretised text differs exactly where d does.
 		disc := Discretize(ids, toward)
@@ -184,11 +184,11 @@ func TestSPGDProject(t *testing.T) {
 		raw[i] = float32(i%4) - 1
 	}
 	d := make([]float32, len(raw))
-	if SPGDProject(d, raw, ids, nbt.Of(ids), w.Data, dim, 0.75, false); l2(d) != 0 {
+	if SPGDProject(d, raw, ids, nbt.Of(ids), w.Data, dim, 0.75, false); tensor.Norm(d) != 0 {
 		t.Error("a 3-word text was perturbed at σ 0.75")
 	}
 	SPGDProject(d, raw, ids, nbt.Of(ids), w.Data, dim, 0.75, true)
-	if l2(d) == 0 {
+	if tensor.Norm(d) == 0 {
 		t.Error("KeepOne perturbed nothing")
 	}
 }
@@ -212,22 +212,22 @@ func TestAdvTAndIAdvTSteps(t *testing.T) {
 	d := make([]float32, len(g))
 	AdvTStep(d, g, 5)
 	for i := range T {
-		if l2(d[i*dim:(i+1)*dim]) == 0 {
+		if tensor.Norm(d[i*dim:(i+1)*dim]) == 0 {
 			t.Errorf("AdvT left position %d unperturbed", i)
 		}
 	}
-	if math.Abs(l2(d)-5) > 1e-4 {
-		t.Errorf("AdvT norm %g, want 5", l2(d))
+	if math.Abs(tensor.Norm(d)-5) > 1e-4 {
+		t.Errorf("AdvT norm %g, want 5", tensor.Norm(d))
 	}
 	nbs := nbt.Of(ids)
 	for _, literal := range []bool{false, true} {
 		d := make([]float32, len(g))
 		IAdvTStep(d, g, ids, nbs, w.Data, dim, 15, literal)
-		if !literal && math.Abs(l2(d)-15) > 1e-3 {
-			t.Errorf("iAdvT norm %g, want 15", l2(d))
+		if !literal && math.Abs(tensor.Norm(d)-15) > 1e-3 {
+			t.Errorf("iAdvT norm %g, want 15", tensor.Norm(d))
 		}
-		if literal && math.Abs(l2(d)) > 15*math.Sqrt(k)+1e-3 {
-			t.Errorf("literal iAdvT norm %g", l2(d))
+		if literal && math.Abs(tensor.Norm(d)) > 15*math.Sqrt(k)+1e-3 {
+			t.Errorf("literal iAdvT norm %g", tensor.Norm(d))
 		}
 		for i := range T {
 			// Least-squares residual of d_i in the span of the directions.
@@ -241,7 +241,7 @@ func TestAdvTAndIAdvTSteps(t *testing.T) {
 				}
 				basis = append(basis, v)
 			}
-			if res := residual(d[i*dim:(i+1)*dim], basis); res > 1e-5*math.Max(1, l2(d[i*dim:(i+1)*dim])) {
+			if res := residual(d[i*dim:(i+1)*dim], basis); res > 1e-5*math.Max(1, tensor.Norm(d[i*dim:(i+1)*dim])) {
 				t.Errorf("literal %v, position %d: residual %g outside the neighbour span", literal, i, res)
 			}
 		}
@@ -335,8 +335,8 @@ func TestAdvTextGradients(t *testing.T) {
 		for i, v := range leaf.Grad.Data {
 			dot += float64(v) * float64(p.D.Data[i])
 		}
-		if dot < 0 || l2(p.D.Data) == 0 {
-			t.Errorf("%s: Σ g·d = %g (‖d‖ %g): the perturbation does not ascend", method, dot, l2(p.D.Data))
+		if dot < 0 || tensor.Norm(p.D.Data) == 0 {
+			t.Errorf("%s: Σ g·d = %g (‖d‖ %g): the perturbation does not ascend", method, dot, tensor.Norm(p.D.Data))
 		}
 		// Gradients of the objective against finite differences of the
 		// loss with this d frozen.
@@ -504,10 +504,10 @@ func TestFGMAndPGDPerturbations(t *testing.T) {
 	d := perturb(MethodPGD, 0.7)
 	for i := range b.B {
 		n := min(b.Lengths[i], b.L)
-		if r := l2(d[i*b.L*dim : (i*b.L+n)*dim]); r > 0.7*(1+1e-5) || r == 0 {
+		if r := tensor.Norm(d[i*b.L*dim : (i*b.L+n)*dim]); r > 0.7*(1+1e-5) || r == 0 {
 			t.Errorf("example %d: ‖δ‖ %g, want in (0, 0.7]", i, r)
 		}
-		if p := l2(d[(i*b.L+n)*dim : (i+1)*b.L*dim]); p != 0 {
+		if p := tensor.Norm(d[(i*b.L+n)*dim : (i+1)*b.L*dim]); p != 0 {
 			t.Errorf("example %d: padding moved %g", i, p)
 		}
 	}

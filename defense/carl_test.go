@@ -49,7 +49,7 @@ func randVec(r *rand.Rand, dim int) []float32 {
 }
 
 func unit(v []float32) []float32 {
-	n := float32(l2(v))
+	n := float32(tensor.Norm(v))
 	out := make([]float32, len(v))
 	for i, x := range v {
 		out[i] = x / n
@@ -211,7 +211,7 @@ func TestCARLBankUpdate(t *testing.T) {
 		t.Errorf("first write off by %g (written %v)", d, c.written[5])
 	}
 	for i := range n {
-		if nr := l2(c.bankOrig.Data[i*dim : (i+1)*dim]); math.Abs(nr-1) > 1e-6 {
+		if nr := tensor.Norm(c.bankOrig.Data[i*dim : (i+1)*dim]); math.Abs(nr-1) > 1e-6 {
 			t.Errorf("row %d has norm %g", i, nr)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"slices"
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/nn"
@@ -82,29 +83,58 @@ func (f *FreeLB) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, 
 // first, when set, receives the first pass's sentence vectors (clean when
 // γ is 0).
 func (f *FreeLB) Ascend(t *ag.Tape, m *nn.Classifier, b *nn.Batch, first func(sentence *tensor.Tensor)) *tensor.Tensor {
+	var extra func(*ag.Tape, int, *ag.Var, *ag.Var) *ag.Var
+	if first != nil {
+		extra = func(_ *ag.Tape, step int, _, s *ag.Var) *ag.Var {
+			if step == 1 {
+				first(s.Value)
+			}
+			return nil
+		}
+	}
+	return freeLBPasses(f.FreeLBConfig, t, m, b, f.Trace, extra)
+}
+
+// freeLBPasses runs the first N−1 passes of c, each on a tape of its own
+// seeded from t's source: the classification loss/N back-propagates into
+// the parameters' Grad, and its gradient in δ is the ascent direction.
+// extra, when set, sees each pass's token and sentence states and may
+// return a further loss (RAR's w_r·L_R/n); it back-propagates after δ's
+// direction is taken (ag.Tape.ResetGrads), so δ ascends L_C alone while
+// the parameters get both. It returns δ_{N−1}.
+func freeLBPasses(c FreeLBConfig, t *ag.Tape, m *nn.Classifier, b *nn.Batch, trace func(int, *tensor.Tensor, []float32),
+	extra func(tp *ag.Tape, step int, tokens, sentence *ag.Var) *ag.Var) *tensor.Tensor {
 	var seed int64
 	if t.Train {
 		seed = t.Rng.Int63()
 	}
 	r := rand.New(rand.NewSource(seed))
 	dim := m.Emb.Dim()
-	delta := freeLBStart(f.FreeLBConfig, r, b, dim)
-	scale := float32(1 / float64(f.N))
-	for step := 1; step < f.N; step++ {
+	delta := freeLBStart(c, r, b, dim)
+	scale := float32(1 / float64(c.N))
+	for step := 1; step < c.N; step++ {
 		tp := &ag.Tape{Train: t.Train, Rng: rand.New(rand.NewSource(r.Int63()))}
 		leaf := tp.Leaf(delta)
-		_, s := m.Encode(tp, tp.Add(m.EmbedInput(tp, b), leaf), b.Lengths)
-		if step == 1 && first != nil {
-			first(s.Value)
+		tokens, s := m.Encode(tp, tp.Add(m.EmbedInput(tp, b), leaf), b.Lengths)
+		ce := tp.CrossEntropy(m.Head(tp, s), b.Labels, nil)
+		var more *ag.Var
+		if extra != nil {
+			more = extra(tp, step, tokens, s)
 		}
-		tp.Backward(tp.Scale(tp.CrossEntropy(m.Head(tp, s), b.Labels, nil), scale))
-		if f.Trace != nil {
-			f.Trace(step, delta, leaf.Grad.Data)
+		tp.Backward(tp.Scale(ce, scale))
+		grad := leaf.Grad.Data
+		if more != nil {
+			grad = slices.Clone(grad)
+			tp.ResetGrads()
+			tp.Backward(more)
 		}
-		delta = freeLBAscend(f.FreeLBConfig, delta, leaf.Grad.Data, b, dim)
+		if trace != nil {
+			trace(step, delta, grad)
+		}
+		delta = freeLBAscend(c, delta, grad, b, dim)
 	}
-	if f.Trace != nil {
-		f.Trace(f.N, delta, nil)
+	if trace != nil {
+		trace(c.N, delta, nil)
 	}
 	return delta
 }

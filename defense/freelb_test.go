@@ -46,8 +46,8 @@ func TestFreeLB(t *testing.T) {
 	for k, d := range deltas {
 		for i := range b.B {
 			n := min(b.Lengths[i], b.L)
-			r := l2(d.Data[i*b.L*dim : (i*b.L+n)*dim])
-			if pad := l2(d.Data[(i*b.L+n)*dim : (i+1)*b.L*dim]); pad != 0 {
+			r := tensor.Norm(d.Data[i*b.L*dim : (i*b.L+n)*dim])
+			if pad := tensor.Norm(d.Data[(i*b.L+n)*dim : (i+1)*b.L*dim]); pad != 0 {
 				t.Fatalf("pass %d, example %d: padding moved %g", k, i, pad)
 			}
 			if k == 0 && (n*dim >= 100 && math.Abs(r-0.6/math.Sqrt(3)) > 0.15*0.6/math.Sqrt(3)) {

@@ -80,37 +80,17 @@ func (r *RAR) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, err
 	if m.Rec == nil {
 		return train.Output{}, errNoReconstructor
 	}
-	var seed int64
-	if t.Train {
-		seed = t.Rng.Int63()
-	}
-	rng := rand.New(rand.NewSource(seed))
 	f := r.FreeLB
-	dim := m.Emb.Dim()
-	delta := freeLBStart(f, rng, b, dim)
 	scale, w := float32(1/float64(f.N)), float32(r.Weight)
 	var rec, acc float64
-	for step := 1; step < f.N; step++ {
-		tp := &ag.Tape{Train: t.Train, Rng: rand.New(rand.NewSource(rng.Int63()))}
-		leaf := tp.Leaf(delta)
-		tokens, s := m.Encode(tp, tp.Add(m.EmbedInput(tp, b), leaf), b.Lengths)
-		ce := tp.CrossEntropy(m.Head(tp, s), b.Labels, nil)
+	delta := freeLBPasses(f, t, m, b, r.Trace, func(tp *ag.Tape, _ int, tokens, _ *ag.Var) *ag.Var {
 		lr, correct, n := m.ReconstructionLoss(tp, tokens, b)
 		rec, acc = rec+float64(lr.Item()), acc+float64(correct)/float64(max(n, 1))
-		tp.Backward(tp.Scale(ce, scale))
-		grad := append([]float32(nil), leaf.Grad.Data...)
-		if w > 0 {
-			tp.ResetGrads()
-			tp.Backward(tp.Scale(lr, w*scale))
+		if w == 0 {
+			return nil
 		}
-		if r.Trace != nil {
-			r.Trace(step, delta, grad)
-		}
-		delta = freeLBAscend(f, delta, grad, b, dim)
-	}
-	if r.Trace != nil {
-		r.Trace(f.N, delta, nil)
-	}
+		return tp.Scale(lr, w*scale)
+	})
 	tokens, s := m.Encode(t, t.Add(m.EmbedInput(t, b), t.Const(delta)), b.Lengths)
 	logits := m.Head(t, s)
 	ce := t.CrossEntropy(logits, b.Labels, nil)
@@ -150,11 +130,11 @@ func freeLBAscend(f FreeLBConfig, delta *tensor.Tensor, grad []float32, b *nn.Ba
 	for i := range b.B {
 		lo, n := i*b.L*dim, min(b.Lengths[i], b.L)*dim
 		g, d := grad[lo:lo+n], next.Data[lo:lo+n]
-		c := float32(f.Alpha / math.Max(l2(g), 1e-8))
+		c := float32(f.Alpha / math.Max(tensor.Norm(g), 1e-8))
 		for j, v := range g {
 			d[j] += c * v
 		}
-		if dn := l2(d); f.Eps > 0 && dn > f.Eps {
+		if dn := tensor.Norm(d); f.Eps > 0 && dn > f.Eps {
 			s := float32(f.Eps / dn)
 			for j := range d {
 				d[j] *= s

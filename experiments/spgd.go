@@ -53,7 +53,10 @@ type SPGDTable struct {
 	// PPLN test texts of a seed-0 sample judge the perturbations.
 	PPLN int
 	Out  string
-	Log  io.Writer
+	// ReportOnly makes Run print the table from the cells already there,
+	// computing and writing nothing (ReportSPGDTable).
+	ReportOnly bool
+	Log        io.Writer
 }
 
 // NewSPGDTable returns the table at the spec's §10 scale on IMDB.
@@ -90,6 +93,9 @@ type spgdCell struct {
 // previous run left), measures them and returns the table (also written
 // to table.md and table.json).
 func RunSPGDTable(ctx context.Context, c SPGDTable) (*SPGDReport, error) {
+	if c.ReportOnly {
+		return ReportSPGDTable(c)
+	}
 	for _, r := range c.Rows {
 		if !contains(SPGDRows, r) {
 			return nil, configErrorf("--rows: %q: want %s", r, strings.Join(SPGDRows, ", "))

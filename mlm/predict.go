@@ -100,10 +100,19 @@ func (p *Predictor) Masked(words []string, i, k int, minProb float64) []string {
 	if len(rows) != 1 {
 		return nil
 	}
+	// Only pieces above the floor can be listed: rank those, not the
+	// vocabulary (a full insertion ranking of 30k pieces is quadratic).
+	row, logMin := rows[0], math.Log(minProb)
+	var above []int32
+	for id, lp := range row {
+		if float64(lp) >= logMin {
+			above = append(above, int32(id))
+		}
+	}
+	slices.SortStableFunc(above, func(a, b int32) int { return cmp.Compare(row[b], row[a]) })
 	var out []string
-	logMin := math.Log(minProb)
-	for _, id := range topK(rows[0], len(rows[0])) {
-		if float64(rows[0][id]) < logMin || len(out) == k {
+	for _, id := range above {
+		if len(out) == k {
 			break
 		}
 		if tok := p.wp.Token(id); wholeWord(tok) {

@@ -137,16 +137,7 @@ func (m *Classifier) Reconstruct(t *ag.Tape, tokens *ag.Var, lengths []int) (log
 // for token states h [N, H]. A caller that keeps the word embeddings
 // fixed decodes it with a constant copy of them.
 func (r *Reconstructor) Transform(t *ag.Tape, h *ag.Var) *ag.Var {
-	z := r.Dense.Forward(t, h)
-	switch r.Act {
-	case "relu":
-		z = t.ReLU(z)
-	case "gelu_new", "gelu_pytorch_tanh":
-		z = t.GELUTanh(z)
-	default:
-		z = t.GELU(z)
-	}
-	return r.Norm.Forward(t, z)
+	return r.Norm.Forward(t, activate(t, r.Act, r.Dense.Forward(t, h)))
 }
 
 // ReconstructionLoss is RAR's L_R on token states [B, L, H] of b: the

@@ -244,16 +244,20 @@ func (tr *Transformer) layer(t *ag.Tape, l *TransformerLayer, h *ag.Var, lengths
 	b := t.Concat(0, l.Query.B.Var, l.Key.B.Var, l.Value.B.Var)
 	ctx := t.SelfAttentionPacked(t.LinearT(h, w, b), tr.Cfg.Heads, lengths, float32(tr.Cfg.AttnDropout))
 	h = l.AttnNorm.Forward(t, t.Add(h, t.Dropout(l.AttnOut.Forward(t, ctx), drop)))
-	f := l.Inter.Forward(t, h)
-	switch tr.Cfg.Act {
-	case "relu":
-		f = t.ReLU(f)
-	case "gelu_new", "gelu_pytorch_tanh":
-		f = t.GELUTanh(f)
-	default:
-		f = t.GELU(f)
-	}
+	f := activate(t, tr.Cfg.Act, l.Inter.Forward(t, h))
 	return l.OutNorm.Forward(t, t.Add(h, t.Dropout(l.Out.Forward(t, f), drop)))
+}
+
+// activate applies a Hugging Face hidden_act by name: relu, the tanh
+// approximation of GELU (gelu_new, gelu_pytorch_tanh), else exact GELU.
+func activate(t *ag.Tape, act string, x *ag.Var) *ag.Var {
+	switch act {
+	case "relu":
+		return t.ReLU(x)
+	case "gelu_new", "gelu_pytorch_tanh":
+		return t.GELUTanh(x)
+	}
+	return t.GELU(x)
 }
 
 // pool makes the sentence representation from the last hidden states.

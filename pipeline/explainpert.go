@@ -10,6 +10,7 @@ import (
 	"github.com/textarmor/textarmor/explain"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -91,7 +92,7 @@ func ExplainPerturbation(ctx context.Context, c ExplainPerturbationConfig) ([]Pe
 		}
 		for t, id := range ids {
 			d := p.D.Data[t*dim : (t+1)*dim]
-			w := PerturbedWord{Word: words[id], Norm: l2norm(d)}
+			w := PerturbedWord{Word: words[id], Norm: tensor.Norm(d)}
 			moved := make([]float32, dim)
 			for j := range moved {
 				moved[j] = x.Data[t*dim+j] + d[j]
@@ -117,14 +118,14 @@ func ExplainPerturbation(ctx context.Context, c ExplainPerturbationConfig) ([]Pe
 // nearest v by cosine.
 func nearestRow(table []float32, dim int, v []float32) int32 {
 	best, bestCos := int32(text.UnkID), math.Inf(-1)
-	nv := l2norm(v)
+	nv := tensor.Norm(v)
 	for r := 2; r*dim < len(table); r++ {
 		row := table[r*dim : (r+1)*dim]
 		var dot float64
 		for j, x := range row {
 			dot += float64(x) * float64(v[j])
 		}
-		if n := l2norm(row) * nv; n > 0 && dot/n > bestCos {
+		if n := tensor.Norm(row) * nv; n > 0 && dot/n > bestCos {
 			best, bestCos = int32(r), dot/n
 		}
 	}
@@ -144,7 +145,7 @@ func alignedNeighbor(table []float32, dim int, id int32, nbs []int32, d []float3
 		for j, x := range u {
 			dot += float64(x) * float64(d[j])
 		}
-		if nn := l2norm(u) * l2norm(d); nn > 0 && dot/nn > bestCos {
+		if nn := tensor.Norm(u) * tensor.Norm(d); nn > 0 && dot/nn > bestCos {
 			best, bestCos = n, dot/nn
 		}
 	}

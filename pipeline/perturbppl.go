@@ -12,6 +12,7 @@ import (
 	"github.com/textarmor/textarmor/lstmlm"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
 )
 
 // PerturbationPerplexityConfig configures PerturbationPerplexity (SPGD's
@@ -121,7 +122,7 @@ func PerturbationPerplexity(ctx context.Context, c PerturbationPerplexityConfig)
 			}
 			clean, pert, words = clean+s0, pert+s1, words+n
 			for t := range ids {
-				if l2norm(d[t*dim:(t+1)*dim]) > 0 {
+				if tensor.Norm(d[t*dim:(t+1)*dim]) > 0 {
 					moved++
 				}
 			}
@@ -212,12 +213,4 @@ func perturbationSettings(m *model.Model, method string, given *defense.AdvTextC
 		}
 	}
 	return s, nil
-}
-
-func l2norm(v []float32) float64 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	return math.Sqrt(s)
 }

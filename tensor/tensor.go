@@ -68,6 +68,15 @@ func (t *Tensor) Zero() { clear(t.Data) }
 // SameShape reports whether two shapes are equal.
 func SameShape(a, b []int) bool { return slices.Equal(a, b) }
 
+// Norm is the Euclidean norm of v, accumulated in float64.
+func Norm(v []float32) float64 {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	return math.Sqrt(s)
+}
+
 // Cosine is the cosine similarity of a and b, accumulated in float64; 0
 // when either is a zero vector.
 func Cosine(a, b []float32) float64 {

@@ -16,7 +16,7 @@ func runBenchCARLTable(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("bench carl-table", "bench carl-table --data DIR --out DIR [flags]", stderr)
 	var dir string
 	c := experiments.NewCARLTable("")
-	sets, rows, words, report := strings.Join(c.Datasets, ","), strings.Join(c.Rows, ","), strings.Join(c.WordAttacks, ","), false
+	sets, rows, words := strings.Join(c.Datasets, ","), strings.Join(c.Rows, ","), strings.Join(c.WordAttacks, ",")
 	fs.StringVar(&dir, "data", "../shared/data", "the shared data folder (datasets and models/all-MiniLM-L6-v2)")
 	fs.StringVar(&c.Out, "out", c.Out, "output folder: a folder per dataset and row, table.md, table.json (rerun to resume)")
 	fs.StringVar(&sets, "datasets", sets, "datasets: "+strings.Join(experiments.CARLDatasets, ", "))
@@ -30,17 +30,14 @@ func runBenchCARLTable(args []string, stdout, stderr io.Writer) error {
 	fs.Var((*cli.Floats)(&c.Eps), "eps", "k-PGD's ε grid")
 	fs.StringVar(&words, "word-attacks", words, "word-level recipes run on --word-n examples")
 	fs.IntVar(&c.WordN, "word-n", c.WordN, "test examples of a seed-0 sample each word-level attack runs on (0 = none)")
-	fs.BoolVar(&report, "report", false, "print the table from the cells already there, computing and writing nothing")
+	fs.BoolVar(&c.ReportOnly, "report", false, "print the table from the cells already there, computing and writing nothing")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	c.Train.TrainSubset = c.Train.TrainN > 0
 	c.Data.Dir, c.Train.FineTune.Init = dir, experiments.NewCARLTable(dir).Train.FineTune.Init
 	c.Datasets, c.Rows, c.WordAttacks, c.Log = cli.SplitList(sets), cli.SplitList(rows), cli.SplitList(words), stderr
-	rep, err := experiments.ReportCARLTable(c)
-	if !report {
-		rep, err = experiments.RunCARLTable(context.Background(), c)
-	}
+	rep, err := experiments.RunCARLTable(context.Background(), c)
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ func runBenchSPGDTable(args []string, stdout, stderr io.Writer) error {
 	c := experiments.NewSPGDTable()
 	df := dataFlags{c.Data}
 	df.register(fs, false)
-	rows, report := strings.Join(c.Rows, ","), false
+	rows := strings.Join(c.Rows, ",")
 	fs.StringVar(&c.Out, "out", c.Out, "output folder: the language model, a folder per row, table.md, table.json (rerun to resume)")
 	fs.StringVar(&rows, "rows", rows, "rows: "+strings.Join(experiments.SPGDRows, ", "))
 	fs.IntVar(&c.LM.Options.Epochs, "lm-epochs", c.LM.Options.Epochs, "the language model's epochs")
@@ -29,7 +29,7 @@ func runBenchSPGDTable(args []string, stdout, stderr io.Writer) error {
 	}
 	fs.Var((*cli.Floats)(&c.Grid), "eps-grid", "train each adversarial row at every ε of this comma-separated list and keep each method's best on dev (spec §10: 0.5,1,2.5,5,10,25)")
 	fs.IntVar(&c.PPLN, "ppl-n", c.PPLN, "test texts of a seed-0 sample that judge the perturbations")
-	fs.BoolVar(&report, "report", false, "print the table from the cells already there, computing and writing nothing")
+	fs.BoolVar(&c.ReportOnly, "report", false, "print the table from the cells already there, computing and writing nothing")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -38,10 +38,7 @@ func runBenchSPGDTable(args []string, stdout, stderr io.Writer) error {
 		c.Eps[m] = *e
 	}
 	c.Train.TrainSubset = c.Train.TrainN > 0
-	rep, err := experiments.ReportSPGDTable(c)
-	if !report {
-		rep, err = experiments.RunSPGDTable(context.Background(), c)
-	}
+	rep, err := experiments.RunSPGDTable(context.Background(), c)
 	if err != nil {
 		return err
 	}
