@@ -116,13 +116,19 @@ func (c *FTMLConfig) Info() map[string]any {
 }
 
 // InitAlpha sets Alpha = FTMLAlphaFactor·α0 measured on table when Alpha is
-// 0 (and records Alpha0). Loss calls it on the first batch; call it
-// yourself to know α before training.
+// 0 (and records Alpha0): α0 over the synonym table's dictionary rows.
+// Loss calls it on the first batch; call it yourself to know α before
+// training.
 func (c *FTMLConfig) InitAlpha(table *tensor.Tensor) {
 	if c.Alpha > 0 {
 		return
 	}
-	c.Alpha0 = FTMLAlpha0(table, c.P, c.Squared, rand.New(rand.NewSource(c.Seed)))
+	rng := rand.New(rand.NewSource(c.Seed))
+	if c.Syn != nil && c.Syn.Pieces() {
+		c.Alpha0 = FTMLAlpha0Rows(table, c.Syn.Dictionary(), c.P, c.Squared, rng)
+	} else {
+		c.Alpha0 = FTMLAlpha0(table, c.P, c.Squared, rng)
+	}
 	c.Alpha = FTMLAlphaFactor * c.Alpha0
 }
 
@@ -131,26 +137,36 @@ func (c *FTMLConfig) InitAlpha(table *tensor.Tensor) {
 // there are at most 2·10⁶ pairs, otherwise the mean over 10⁶ random pairs
 // drawn by rng.
 func FTMLAlpha0(table *tensor.Tensor, p float64, squared bool, rng *rand.Rand) float64 {
-	v, d := table.Shape[0], table.Shape[1]
 	first := int(text.UnkID) + 1
-	n := v - first
+	rows := make([]int32, 0, max(table.Shape[0]-first, 0))
+	for id := first; id < table.Shape[0]; id++ {
+		rows = append(rows, int32(id))
+	}
+	return FTMLAlpha0Rows(table, rows, p, squared, rng)
+}
+
+// FTMLAlpha0Rows is FTMLAlpha0 over the given rows of table (a
+// transformer's dictionary words, spec §4.4 and §14 A6).
+func FTMLAlpha0Rows(table *tensor.Tensor, rows []int32, p float64, squared bool, rng *rand.Rand) float64 {
+	d := table.Shape[1]
+	n := len(rows)
 	if n < 2 {
 		return 0
 	}
-	row := func(i int) []float32 { return table.Data[i*d : (i+1)*d] }
+	row := func(i int) []float32 { id := int(rows[i]); return table.Data[id*d : (id+1)*d] }
 	var sum float64
 	var cnt int
 	if pairs := n * (n - 1) / 2; pairs <= 2_000_000 {
-		for a := first; a < v; a++ {
-			for b := a + 1; b < v; b++ {
+		for a := 0; a < n; a++ {
+			for b := a + 1; b < n; b++ {
 				sum += dist(row(a), row(b), p, squared)
 			}
 		}
 		cnt = pairs
 	} else {
 		for cnt = 0; cnt < 1_000_000; cnt++ {
-			a := first + rng.Intn(n)
-			b := first + rng.Intn(n-1)
+			a := rng.Intn(n)
+			b := rng.Intn(n - 1)
 			if b >= a {
 				b++
 			}
@@ -181,11 +197,22 @@ func dist(a, b []float32, p float64, squared bool) float64 {
 }
 
 // sampleNegatives draws K ids uniformly (with replacement) from the
-// non-special ids {2, …, V−1}: one draw per batch (spec §4.4).
+// dictionary: the non-special ids {2, …, V−1} of a word vocabulary, a
+// transformer's dictionary words (spec §4.4); one draw per batch.
 func (c *FTMLConfig) sampleNegatives(v int) []int32 {
 	rng := c.negatives.rand(c.Seed)
-	first := int(text.UnkID) + 1
 	out := make([]int32, c.K)
+	if c.Syn.Pieces() {
+		dict := c.Syn.Dictionary()
+		if len(dict) == 0 {
+			return nil
+		}
+		for i := range out {
+			out[i] = dict[rng.Intn(len(dict))]
+		}
+		return out
+	}
+	first := int(text.UnkID) + 1
 	if v <= first {
 		return nil
 	}
@@ -202,9 +229,10 @@ type plan struct {
 	weight  []float64
 }
 
-// buildPlan collects the anchors of ids [B, L] (real tokens only: not
-// padding, not UNK, within lengths). needSyn leaves out words without
-// synonyms.
+// buildPlan collects the anchors of ids [B, L]: dictionary words within
+// lengths (not padding, not UNK; for a transformer not word pieces, special
+// tokens, or the first piece of a longer word). needSyn leaves out words
+// without synonyms.
 func (c *FTMLConfig) buildPlan(ids []int32, b, l int, lengths []int, needSyn bool) plan {
 	idx := map[int32]int{}
 	var pl plan
@@ -216,8 +244,9 @@ func (c *FTMLConfig) buildPlan(ids []int32, b, l int, lengths []int, needSyn boo
 			n = min(lengths[r], l)
 		}
 		var row []int32
-		for _, id := range ids[r*l : r*l+n] {
-			if id <= text.UnkID || (needSyn && len(c.Syn.Of(id)) == 0) {
+		seq := ids[r*l : r*l+n]
+		for i, id := range seq {
+			if !c.Syn.IsWord(id) || (needSyn && len(c.Syn.Of(id)) == 0) || (i+1 < n && c.Syn.Continues(seq[i+1])) {
 				continue
 			}
 			row = append(row, id)

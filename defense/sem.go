@@ -14,18 +14,20 @@ import (
 // descending frequency, which is ascending id for vocabularies built by
 // text.BuildVocab: a word without a code takes the code of its closest
 // already-coded synonym (S(w) is nearest first), or itself if none; then
-// every still-uncoded synonym of w takes w's code. Padding and UNK map to
-// themselves.
+// every still-uncoded synonym of w takes w's code. Ids outside the
+// dictionary (padding and UNK; a transformer's pieces and special tokens)
+// map to themselves; a transformer's dictionary is visited in its own
+// frequency order (NewPieceSynonymTable).
 func SEMEncoding(syn *SynonymTable) []int32 {
 	n := syn.Len()
 	code := make([]int32, n)
 	for i := range code {
-		code[i] = -1
+		code[i] = int32(i)
 	}
-	for id := int32(0); int(id) < n && id <= text.UnkID; id++ {
-		code[id] = id
+	for _, w := range syn.Dictionary() {
+		code[w] = -1
 	}
-	for w := text.UnkID + 1; int(w) < n; w++ {
+	for _, w := range syn.Dictionary() {
 		if code[w] < 0 {
 			code[w] = w
 			for _, s := range syn.Of(w) {

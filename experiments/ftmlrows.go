@@ -50,6 +50,10 @@ func identity(tc pipeline.TrainConfig) (map[string]any, error) {
 		"optimizer": o.Optimizer, "clip": o.Clip, "weight_decay": o.WeightDecay, "seed": o.Seed,
 		"net": tc.Net, "embeddings": baseName(tc.Embeddings), "train_n": tc.TrainN, "init_lm": tc.InitLM != "",
 	}
+	if ft := tc.FineTune; ft.Init != "" { // only then: earlier rows' identities stay as they were
+		v["init"], v["max_len"], v["vocab_supplement"] = baseName(ft.Init), tc.Data.MaxLen, ft.VocabSupplement
+		v["schedule"], v["warmup"] = o.Schedule, o.Warmup
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -220,7 +224,7 @@ func (r *ftmlRun) extendRow(rc FTMLRecipe, want map[string]any, modelDir string)
 func (r *ftmlRun) shownRows() ([]string, map[string]shownRecipe, error) {
 	var rows []string
 	shown := map[string]shownRecipe{}
-	for _, order := range FTMLRecipes() {
+	for _, order := range r.archRecipes() {
 		d := order.Defense
 		rc := r.recipes[d]
 		if contains(r.Defenses, d) {

@@ -91,7 +91,7 @@ func NewTrainConfig() TrainConfig {
 	return TrainConfig{
 		Data:      NewData(),
 		Net:       NewNetwork(),
-		FineTune:  FineTuneConfig{Dropout: -1},
+		FineTune:  FineTuneConfig{Dropout: -1, VocabSupplement: -1},
 		Defense:   NewDefenseConfig(),
 		DefenseLR: true,
 		Options: train.Options{Epochs: 10, BatchSize: 64, Optimizer: "adam", LR: 1e-3, DecayGamma: 0.1, Seed: 1,

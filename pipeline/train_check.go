@@ -81,6 +81,10 @@ func (c *TrainConfig) Check() error {
 	switch {
 	case c.FineTune.FreezeEncoder:
 		return configErrorf("--freeze-encoder needs --init")
+	case c.FineTune.VocabSupplement < -1:
+		return configErrorf("--vocab-supplement %d: want a number of words ≥ 0 (or -1, the defense's default)", c.FineTune.VocabSupplement)
+	case c.FineTune.VocabSupplement > 0:
+		return configErrorf("--vocab-supplement needs --init (a transformer)")
 	case c.EmbeddingsFrom == "":
 	case c.Embeddings != "":
 		return configErrorf("give either --embeddings or --embeddings-from, not both")
@@ -105,8 +109,15 @@ func (c *TrainConfig) checkFineTune() error {
 	if c.Net.Arch != "transformer" {
 		return configErrorf("--init needs --model transformer, not %q", c.Net.Arch)
 	}
-	if d, _ := defense.Lookup(c.Defense.Name); c.Defense.Name != "standard" && c.Defense.Name != "adv" && !d.Embedding {
-		return configErrorf("--defense %s is not available for transformers yet (standard, adv, advt, iadvt and spgd are)", c.Defense.Name)
+	switch d, _ := defense.Lookup(c.Defense.Name); {
+	case c.Defense.Name == "atfl" || c.Defense.Name == "ibp":
+		return configErrorf("--defense %s does not apply to transformers (FTML spec §13: CNN and LSTM only)", c.Defense.Name)
+	case c.Defense.Name != "standard" && c.Defense.Name != "adv" && !d.Embedding && !d.Synonyms:
+		return configErrorf("--defense %s is not available for transformers yet", c.Defense.Name)
+	case c.FineTune.VocabSupplement < -1:
+		return configErrorf("--vocab-supplement %d: want a number of words ≥ 0 (or -1, the defense's default)", c.FineTune.VocabSupplement)
+	case c.FineTune.VocabSupplement == 0 && d.Synonyms:
+		return configErrorf("--defense %s on a transformer needs a dictionary: --vocab-supplement must be positive", c.Defense.Name)
 	}
 	return nil
 }

@@ -38,6 +38,10 @@ type DefenseConfig struct {
 	// fields of Settings.FreeLB (FreeLB, CARL and RAR): auto (the
 	// dataset's, defense.FreeLBRowFor) or a defense.FreeLBRows name.
 	FreeLBRow string
+
+	// dictionary is a transformer's dictionary (the vocabulary
+	// supplement's words): the synonym defenses' words.
+	dictionary []string
 }
 
 // NewDefenseConfig returns standard training with every defense's default
@@ -118,7 +122,7 @@ func (d *DefenseConfig) Objective(m *model.Model, dataset, dataDir string, log i
 	if s.IBPHull, err = defense.ParseHull(string(s.IBPHull)); err != nil {
 		return nil, configErrorf("--ibp-hull: %v", err)
 	}
-	syn, path, err := LoadSynonyms(d.Synonyms, dataDir, m.Vocab, s.K)
+	syn, path, err := d.synonyms(m, dataDir, s.K)
 	if err != nil {
 		return nil, err
 	}
@@ -145,6 +149,24 @@ func (d *DefenseConfig) Objective(m *model.Model, dataset, dataDir string, log i
 		}
 	}
 	return obj, nil
+}
+
+// synonyms is the synonym table over m's vocabulary: its words, or a
+// transformer's dictionary words (whole tokens after the vocabulary
+// supplement).
+func (d *DefenseConfig) synonyms(m *model.Model, dataDir string, k int) (*defense.SynonymTable, string, error) {
+	if m.Pieces == nil {
+		return LoadSynonyms(d.Synonyms, dataDir, m.Vocab, k)
+	}
+	if len(d.dictionary) == 0 {
+		return nil, "", configErrorf("--defense %s on a transformer needs the vocabulary supplement's dictionary (--vocab-supplement > 0)", d.Name)
+	}
+	n, path, err := LoadNeighbors(d.Synonyms, dataDir)
+	if err != nil {
+		return nil, path, err
+	}
+	syn, err := defense.NewPieceSynonymTable(n, m.Pieces, d.dictionary, k)
+	return syn, path, err
 }
 
 // Prepare finishes what needs the data and the options: IBP's ramp length

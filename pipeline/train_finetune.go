@@ -28,6 +28,26 @@ type FineTuneConfig struct {
 	Pool string
 	// Dropout replaces the checkpoint's when ≥ 0.
 	Dropout float64
+	// VocabSupplement adds the N most frequent alphabetic training words
+	// as whole tokens (FTML spec §7.3) and makes them the synonym
+	// defenses' dictionary; -1 is DefaultVocabSupplement for ftml, cml,
+	// sem and ascc, 0 for the other defenses.
+	VocabSupplement int
+}
+
+// DefaultVocabSupplement is FTML's vocabulary supplement for BERT: the
+// top 50,000 dataset words (FTML spec §6).
+const DefaultVocabSupplement = 50000
+
+// vocabSupplement is the number of words to supplement for defense.
+func (ft *FineTuneConfig) vocabSupplement(synonyms bool) int {
+	switch {
+	case ft.VocabSupplement >= 0:
+		return ft.VocabSupplement
+	case synonyms:
+		return DefaultVocabSupplement
+	}
+	return 0
 }
 
 // fineTune is Train with FineTune.Init.
@@ -54,6 +74,10 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 		}
 	}
 	maxLen := m.MaxLen
+	supp, err := c.supplement(m, ds, log)
+	if err != nil {
+		return nil, err
+	}
 	if ft.Dropout >= 0 {
 		m.Net.Cfg.Dropout = ft.Dropout
 		if err := m.Net.Cfg.Validate(); err != nil {
@@ -71,6 +95,9 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 		"pool": m.Net.Cfg.Transformer.Pool, "max_len": maxLen, "defense": c.Defense.Name})
 	if ft.FreezeEncoder {
 		opt.Info["frozen_encoder"] = true
+	}
+	if supp != nil {
+		opt.Info["vocab_supplement"] = supp
 	}
 	if c.TrainSubset {
 		opt.Info["train_n"] = len(trainSet)
@@ -118,4 +145,29 @@ func TruncatedCount(m *model.Model, texts []dataset.Example) int {
 		}
 	}
 	return n
+}
+
+// supplement applies the vocabulary supplement, if any, to m: the
+// dictionary words become whole tokens and the synonym defenses' anchors.
+// It returns the training record's entry (nil without a supplement).
+func (c *TrainConfig) supplement(m *model.Model, ds *dataset.Dataset, log io.Writer) (map[string]any, error) {
+	n := c.FineTune.vocabSupplement(c.Defense.lookup().Synonyms)
+	c.Defense.dictionary = nil
+	if n == 0 {
+		return nil, nil
+	}
+	texts := make([]string, len(ds.Train))
+	for i, e := range ds.Train {
+		texts[i] = e.Text
+	}
+	before := m.Pieces.Size()
+	words := model.DictionaryWords(m.Pieces, texts, n)
+	added, err := m.SupplementVocab(words)
+	if err != nil {
+		return nil, err
+	}
+	c.Defense.dictionary = words
+	fmt.Fprintf(log, "vocabulary supplement: of the %d most frequent training words, %d are alphabetic; %d added as whole tokens (%d → %d tokens)\n",
+		n, len(words), added, before, m.Pieces.Size())
+	return map[string]any{"top_words": n, "dictionary": len(words), "added": added, "vocab_size": m.Pieces.Size()}, nil
 }

@@ -57,8 +57,13 @@ func TestTrainCheck(t *testing.T) {
 		{func(c *pipeline.TrainConfig) { c.FineTune.FreezeEncoder = true }, "--freeze-encoder needs --init"},
 		{func(c *pipeline.TrainConfig) { c.FineTune.Init = "hf" }, `--init needs --model transformer, not "cnn"`},
 		{func(c *pipeline.TrainConfig) {
-			c.FineTune.Init, c.Net.Arch, c.Defense.Name = "hf", "transformer", "ftml"
-		}, "--defense ftml is not available for transformers"},
+			c.FineTune.Init, c.Net.Arch, c.Defense.Name = "hf", "transformer", "ibp"
+		}, "--defense ibp does not apply to transformers"},
+		{func(c *pipeline.TrainConfig) {
+			c.FineTune.Init, c.Net.Arch, c.Defense.Name, c.FineTune.VocabSupplement = "hf", "transformer", "ftml", 0
+		}, "--vocab-supplement must be positive"},
+		{func(c *pipeline.TrainConfig) { c.FineTune.VocabSupplement = 5 }, "--vocab-supplement needs --init"},
+		{func(c *pipeline.TrainConfig) { c.FineTune.VocabSupplement = -3 }, "--vocab-supplement -3: want a number of words ≥ 0"},
 		{func(c *pipeline.TrainConfig) {
 			c.FineTune.Init, c.Net.Arch, c.Embeddings = "hf", "transformer", "v.txt"
 		}, "--embeddings does not apply with --init"},

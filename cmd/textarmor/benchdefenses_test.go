@@ -291,7 +291,7 @@ func TestBenchFTMLTable(t *testing.T) {
 // table shows the reference count, and a model trained for other epochs
 // is refused instead of filling the row.
 func TestFTMLTableRecipeEpochs(t *testing.T) {
-	recipes, err := tableRecipes(false, "ibp=30,ftml=5", nil)
+	recipes, err := tableRecipes(experiments.FTMLRecipes(), false, "ibp=30,ftml=5", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +303,7 @@ func TestFTMLTableRecipeEpochs(t *testing.T) {
 		t.Errorf("ftml recipe %+v", ftml)
 	}
 	for _, bad := range []string{"ibp", "ibp=0", "ibp=x", "nope=3"} {
-		if _, err := tableRecipes(false, bad, nil); err == nil {
+		if _, err := tableRecipes(experiments.FTMLRecipes(), false, bad, nil); err == nil {
 			t.Errorf("--recipe-epochs %q accepted", bad)
 		}
 	}

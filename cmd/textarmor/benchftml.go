@@ -19,17 +19,19 @@ var ftmlTableData func(dataDir string) (*dataset.Dataset, dataset.Preset, error)
 
 // runBenchFTMLTable implements `bench ftml-table` (spec §11 Table 1, §10).
 func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench ftml-table", "bench ftml-table --data DIR --model cnn|bilstm --out DIR [--quick] [flags]", stderr)
+	fs := newFlags("bench ftml-table", "bench ftml-table --data DIR --model cnn|bilstm|transformer --out DIR [--quick] [flags]", stderr)
 	c := experiments.NewFTMLTable()
 	var defList, atkList, recipeEpochs, blasName string
 	var n, trainN, cleanN int
 	var recipeFlags cli.List
 	var report bool
 	fs.StringVar(&c.DataDir, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
-	fs.StringVar(&c.Arch, "model", c.Arch, "architecture: cnn or bilstm (the LSTM columns)")
+	fs.StringVar(&c.Arch, "model", c.Arch, "architecture: cnn or bilstm (Table 1; bilstm for the LSTM columns), transformer (Table 2, fine-tuning --init)")
+	fs.StringVar(&c.Init, "init", "", "transformer: the Hugging Face checkpoint (default DATA/models/all-MiniLM-L6-v2); --max-len N counts its word pieces (default 256)")
+	fs.IntVar(&c.MaxLen, "max-len", 0, "transformer: word pieces per text with [CLS] and [SEP] (0 = the spec's 256)")
 	fs.StringVar(&c.Out, "out", c.Out, "output folder: models, one result file per cell, table.md, table.json (rerun to resume)")
 	fs.BoolVar(&c.Quick, "quick", false, "smoke run (under 15 minutes on 2 cores): 2,000 training reviews, 1-7 epochs at batch 16, 30 attacked examples with halved GA/PSO/HLA budgets, clean accuracy on 1,000 test examples")
-	fs.StringVar(&defList, "defenses", strings.Join(c.Defenses, ","), "defenses (rows)")
+	fs.StringVar(&defList, "defenses", "", "defenses (rows; default the table's: "+strings.Join(c.Defenses, ",")+"; transformer "+strings.Join(experiments.FTMLTransformerDefenses(), ",")+")")
 	fs.StringVar(&atkList, "attacks", strings.Join(c.Attacks, ","), "attack recipes (columns), run with --protocol ftml")
 	fs.IntVar(&n, "n", 0, "attacked test examples, a seeded permutation's first n (default 1000; quick 30)")
 	fs.IntVar(&c.First, "first", 0, "attack this many examples in every row first, then extend every cell to --n (the same seeded sample: each attack resumes its CSV); cells on fewer than --n examples are marked in the table")
@@ -62,7 +64,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	}
 	c.Defenses, c.Attacks = cli.SplitList(defList), cli.SplitList(atkList)
 	var err error
-	if c.Recipes, err = tableRecipes(c.Quick, recipeEpochs, recipeFlags); err != nil {
+	if c.Recipes, err = tableRecipes(experiments.FTMLRecipesFor(c.Arch), c.Quick, recipeEpochs, recipeFlags); err != nil {
 		return err
 	}
 	if err := useBLAS(blasName); err != nil {
@@ -87,11 +89,11 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// tableRecipes are Table 1's recipes with --recipe-epochs (DEFENSE=N,...)
-// and --recipe-flags (DEFENSE=--FLAG=VALUE ...) applied.
-func tableRecipes(quick bool, epochs string, flags []string) (map[string]experiments.FTMLRecipe, error) {
+// tableRecipes are the table's recipes with --recipe-epochs
+// (DEFENSE=N,...) and --recipe-flags (DEFENSE=--FLAG=VALUE ...) applied.
+func tableRecipes(all []experiments.FTMLRecipe, quick bool, epochs string, flags []string) (map[string]experiments.FTMLRecipe, error) {
 	recipes := map[string]experiments.FTMLRecipe{}
-	for _, r := range experiments.FTMLRecipes() {
+	for _, r := range all {
 		if quick {
 			r = r.Quick()
 		}
@@ -105,7 +107,7 @@ func tableRecipes(quick bool, epochs string, flags []string) (map[string]experim
 		case !ok || err != nil || n < 1:
 			return nil, usageError{fmt.Errorf("--recipe-epochs: %q is not DEFENSE=EPOCHS with EPOCHS ≥ 1", kv)}
 		case !known:
-			return nil, usageError{fmt.Errorf("--recipe-epochs: %q has no Table 1 recipe", name)}
+			return nil, usageError{fmt.Errorf("--recipe-epochs: %q has no recipe in this table", name)}
 		}
 		recipes[name] = r.WithEpochs(n)
 	}
@@ -118,7 +120,7 @@ func tableRecipes(quick bool, epochs string, flags []string) (map[string]experim
 		case !ok || len(fields) == 0:
 			return nil, usageError{fmt.Errorf("--recipe-flags: %q is not DEFENSE=--FLAG=VALUE[ --FLAG=VALUE]", spec)}
 		case !known:
-			return nil, usageError{fmt.Errorf("--recipe-flags: %q has no Table 1 recipe", name)}
+			return nil, usageError{fmt.Errorf("--recipe-flags: %q has no recipe in this table", name)}
 		}
 		for _, f := range fields {
 			flagName, _, hasValue := strings.Cut(strings.TrimLeft(f, "-"), "=")

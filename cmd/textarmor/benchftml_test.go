@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/defense"
+	"github.com/textarmor/textarmor/experiments"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -14,7 +15,7 @@ import (
 // rejects anything else.
 func TestTableRecipeFlags(t *testing.T) {
 	specs := []string{"ibp=--ibp-hull=projected --ibp-kappa=0.5", "ibp=--input-layer=100 --head-hidden=100 --hidden=100 --clip=0.25 --weight-decay=1e-4"}
-	recipes, err := tableRecipes(false, "", specs)
+	recipes, err := tableRecipes(experiments.FTMLRecipes(), false, "", specs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,13 +38,13 @@ func TestTableRecipeFlags(t *testing.T) {
 	if ibp.Tuned != "--ibp-hull=projected --ibp-kappa=0.5 --input-layer=100 --head-hidden=100 --hidden=100 --clip=0.25 --weight-decay=1e-4" {
 		t.Errorf("the table shows the ibp row as %q", ibp.Describe())
 	}
-	if _, err := tableRecipes(false, "", nil); err != nil || recipes["sem"].Tune != nil {
+	if _, err := tableRecipes(experiments.FTMLRecipes(), false, "", nil); err != nil || recipes["sem"].Tune != nil {
 		t.Errorf("the reference recipes were modified (%v)", err)
 	}
 	for _, bad := range [][]string{{"ibp"}, {"ibp="}, {"ibp=--ascc-steps=3"}, {"ibp=--model=cnn"}, {"ibp=--embed-dim=50"}, {"ibp=--lr=1"},
 		{"ibp=--ibp-hull"}, {"xyz=--xyz-a=1"}, {"ibp=--ibp-ramp-epochs=3"}, {"ibp=--epochs=3"}, {"ibp=--ibp-eps=1 --ibp-eps=0.5"},
 		{"ibp=--ibp-hull=projected", "ibp=--ibp-hull=embedding"}, {"ibp=--ibp-hull=convex"}, {"ibp=--hidden=x"}} {
-		if _, err := tableRecipes(false, "", bad); err == nil {
+		if _, err := tableRecipes(experiments.FTMLRecipes(), false, "", bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}
 	}

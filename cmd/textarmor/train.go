@@ -24,7 +24,7 @@ type netFlags struct {
 	widths               string
 	embeddings, blasName string
 	embFrom, initLM      string
-	retrofit             int
+	retrofit, vocabSupp  int
 	init                 string
 	freezeEncoder        bool
 }
@@ -51,6 +51,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&n.blasName, "blas", "", "BLAS backend: "+strings.Join(tensor.Backends(), ", ")+" (default "+tensor.BackendName()+")")
 	fs.StringVar(&n.init, "init", "", "transformer: start from this Hugging Face BERT-architecture directory (config.json, model.safetensors, vocab.txt); --pool is then pooler (default), cls or mean, --max-len counts word pieces, and the training flags not given take fine-tuning's defaults (3 epochs, batch 32, adamw, lr 2e-5, weight decay 0.01, linear warm-up 0.1, clip 1)")
 	fs.BoolVar(&n.freezeEncoder, "freeze-encoder", false, "transformer with --init: train the classification head only (a quick baseline)")
+	fs.IntVar(&n.vocabSupp, "vocab-supplement", -1, "transformer with --init: add the N most frequent alphabetic training words as whole tokens, rows the mean of their pieces (FTML spec §7.3; -1 = 50000 for ftml, cml, sem and ascc, else 0)")
 }
 
 // network is the architecture with --widths parsed.
@@ -163,7 +164,7 @@ func (t *trainFlags) config(fs *flag.FlagSet, stderr io.Writer) (pipeline.TrainC
 	c.EmbeddingsFromTrainable = set["freeze-embeddings"] && !t.nf.net.FreezeEmbeddings
 	c.DefenseLR = !set["lr"]
 	c.TrainSubset, c.TrainN = t.trainN > 0, t.trainN
-	c.FineTune.Init, c.FineTune.FreezeEncoder = t.nf.init, t.nf.freezeEncoder
+	c.FineTune.Init, c.FineTune.FreezeEncoder, c.FineTune.VocabSupplement = t.nf.init, t.nf.freezeEncoder, t.nf.vocabSupp
 	if t.nf.init != "" {
 		if err := fineTuneFlags(&c, set, t.nf.net); err != nil {
 			return c, err

@@ -178,7 +178,10 @@ func TestTransformerFineTuneAttackEmbedExport(t *testing.T) {
 	for _, args := range [][]string{
 		{"--init", hf, "--model", "transformer", "--embed-dim", "8"},
 		{"--init", hf, "--model", "cnn"},
-		{"--init", hf, "--model", "transformer", "--defense", "ftml"},
+		{"--init", hf, "--model", "transformer", "--defense", "ibp"},
+		{"--init", hf, "--model", "transformer", "--defense", "ftml", "--vocab-supplement", "0"},
+		{"--init", hf, "--model", "transformer", "--vocab-supplement", "-2"},
+		{"--model", "cnn", "--vocab-supplement", "10"},
 		{"--model", "cnn", "--freeze-encoder"},
 	} {
 		args = append([]string{"train", "--train", tr, "--out", filepath.Join(dir, "x")}, args...)
