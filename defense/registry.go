@@ -121,6 +121,36 @@ func DefaultSettings() Settings {
 		FGM: DefaultAdvText(MethodFGM), PGD: DefaultAdvText(MethodPGD), FreeLB: DefaultFreeLB(), CARL: DefaultCARL(), RAR: DefaultRAR()}
 }
 
+// SettingsFields names the Settings fields the defense reads (nil for
+// those with none): what a record of a run compares, so that another
+// defense's settings, or fields added later, do not tell two runs apart.
+// Every synonym-based defense reads K (the synonyms per word).
+func SettingsFields(name string) []string {
+	switch name {
+	case "ftml":
+		return []string{"K", "Norm", "Squared", "Alpha", "Beta", "CEUpdatesEmbedding"}
+	case "cml":
+		return []string{"K", "Norm", "Squared", "Alpha", "Beta", "CEUpdatesEmbedding", "CMLTau"}
+	case "sem":
+		return []string{"K", "SEMK"}
+	case "atfl":
+		return []string{"K", "ATFLSteps"}
+	case "ascc":
+		return []string{"K", "ASCCSteps", "ASCCLR", "ASCCEntropy", "ASCCBeta"}
+	case "ibp":
+		return []string{"K", "IBPKappa", "IBPEps", "IBPHull"}
+	case "advt", "iadvt", "spgd", "fgm", "pgd":
+		return []string{map[string]string{"advt": "AdvT", "iadvt": "IAdvT", "spgd": "SPGD", "fgm": "FGM", "pgd": "PGD"}[name]}
+	case "freelb":
+		return []string{"FreeLB"}
+	case "carl":
+		return []string{"FreeLB", "CARL"}
+	case "rar":
+		return []string{"FreeLB", "RAR"}
+	}
+	return nil
+}
+
 // ftmlConfig is FTML's and CML's configuration of s over syn.
 func (s Settings) ftmlConfig(syn *SynonymTable) FTMLConfig {
 	cfg := DefaultFTMLConfig(syn)

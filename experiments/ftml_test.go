@@ -3,6 +3,7 @@ package experiments
 import (
 	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/pipeline"
 )
 
 // testRun is a table run over a 25,000-example test set (IMDB's size)
@@ -252,5 +254,46 @@ func TestFTMLTableReport(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, "cnn", f)); !os.IsNotExist(err) {
 			t.Errorf("--report wrote %s (%v)", f, err)
 		}
+	}
+}
+
+// A row's record compares only its own defense's settings: another
+// defense's setting, or a setting added later and off by default, does
+// not make a finished row look different; its own settings still do.
+func TestIdentityComparesOwnSettings(t *testing.T) {
+	tc := pipeline.NewTrainConfig()
+	tc.Defense.Name = "spgd"
+	want, err := identity(tc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A record written before ownSettings, by a version without FGM, PGD,
+	// FreeLB, CARL, RAR and AdvTextConfig.Step, with another AdvT ε.
+	full, err := json.Marshal(tc.Defense.Settings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var old map[string]any
+	if err := json.Unmarshal(full, &old); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"FGM", "PGD", "FreeLB", "CARL", "RAR"} {
+		delete(old, k)
+	}
+	delete(old["SPGD"].(map[string]any), "Step")
+	old["AdvT"].(map[string]any)["Eps"] = 99.0
+	had := maps.Clone(want)
+	had["settings"] = old
+	if d := differs(had, want); d != "" {
+		t.Fatalf("an old record of the same spgd settings differs: %s", d)
+	}
+	old["SPGD"].(map[string]any)["Eps"] = 3.0
+	if d := differs(had, want); !strings.Contains(d, "settings") {
+		t.Fatalf("a record of another SPGD ε: %q", d)
+	}
+	old["SPGD"].(map[string]any)["Eps"] = want["settings"].(map[string]any)["SPGD"].(map[string]any)["Eps"]
+	want["settings"].(map[string]any)["SPGD"].(map[string]any)["Step"] = 0.5 // a new setting, on
+	if d := differs(had, want); !strings.Contains(d, "settings") {
+		t.Fatalf("a new setting away from its zero default: %q", d)
 	}
 }

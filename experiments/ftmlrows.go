@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 
+	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/pipeline"
 )
@@ -44,15 +45,15 @@ func (rec *rowRecipeRecord) UnmarshalJSON(b []byte) error {
 // record compares with a configuration whatever wrote it.
 func identity(tc pipeline.TrainConfig) (map[string]any, error) {
 	o := tc.Options
+	own, err := ownSettings(tc.Defense.Name, tc.Defense.Settings)
+	if err != nil {
+		return nil, err
+	}
 	v := map[string]any{
-		"defense": tc.Defense.Name, "settings": tc.Defense.Settings, "ibp_ramp_epochs": tc.Defense.IBPRampEpochs,
+		"defense": tc.Defense.Name, "settings": own, "ibp_ramp_epochs": tc.Defense.IBPRampEpochs,
 		"epochs": o.Epochs, "batch": o.BatchSize, "lr": o.LR, "lr_decay_epochs": o.DecayEpochs, "lr_decay": o.DecayGamma,
 		"optimizer": o.Optimizer, "clip": o.Clip, "weight_decay": o.WeightDecay, "seed": o.Seed,
 		"net": tc.Net, "embeddings": baseName(tc.Embeddings), "train_n": tc.TrainN, "init_lm": tc.InitLM != "",
-	}
-	if ft := tc.FineTune; ft.Init != "" { // only then: earlier rows' identities stay as they were
-		v["init"], v["max_len"], v["vocab_supplement"] = baseName(ft.Init), tc.Data.MaxLen, ft.VocabSupplement
-		v["schedule"], v["warmup"] = o.Schedule, o.Warmup
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {
@@ -80,7 +81,11 @@ outer:
 				continue outer
 			}
 		}
-		if !reflect.DeepEqual(had[k], want[k]) {
+		h, w := had[k], want[k]
+		if k == "settings" { // records written before ownSettings hold every defense's
+			h, w = projectSettings(h, want["defense"]), projectSettings(w, want["defense"])
+		}
+		if !sameSetting(h, w) {
 			if k == "epochs" {
 				return fmt.Sprintf("the model there trained for %v epochs, this run asks for %v", had[k], want[k])
 			}
@@ -88,6 +93,91 @@ outer:
 		}
 	}
 	return ""
+}
+
+// ownSettings is the part of s the defense reads (defense.SettingsFields),
+// so that a setting of another defense, or one added later, does not make
+// a finished row look different.
+func ownSettings(name string, s defense.Settings) (any, error) {
+	all, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(all, &m); err != nil {
+		return nil, err
+	}
+	return projectSettings(m, name), nil
+}
+
+// projectSettings keeps the fields of a recorded settings object that the
+// defense named by name reads.
+func projectSettings(v any, name any) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	d, _ := name.(string)
+	out := map[string]any{}
+	for _, f := range defense.SettingsFields(d) {
+		if x, ok := m[f]; ok {
+			out[f] = x
+		}
+	}
+	return out
+}
+
+// sameSetting compares recorded values: objects key by key, a key one side
+// lacks matching a zero value on the other (a setting added later, off by
+// default, changes nothing).
+func sameSetting(a, b any) bool {
+	ma, okA := a.(map[string]any)
+	mb, okB := b.(map[string]any)
+	if !okA || !okB {
+		return reflect.DeepEqual(a, b)
+	}
+	for k, x := range ma {
+		y, ok := mb[k]
+		if !ok {
+			if !zeroJSON(x) {
+				return false
+			}
+			continue
+		}
+		if !sameSetting(x, y) {
+			return false
+		}
+	}
+	for k, y := range mb {
+		if _, ok := ma[k]; !ok && !zeroJSON(y) {
+			return false
+		}
+	}
+	return true
+}
+
+// zeroJSON reports whether a decoded JSON value is a zero value.
+func zeroJSON(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case float64:
+		return x == 0
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		for _, y := range x {
+			if !zeroJSON(y) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 func jsonText(v any) string {
@@ -134,6 +224,10 @@ func (r *ftmlRun) trainRow(ctx context.Context, rc FTMLRecipe) (*model.Model, er
 	want, err := identity(tc)
 	if err != nil {
 		return nil, err
+	}
+	if ft, o := tc.FineTune, tc.Options; ft.Init != "" { // Table 2's rows
+		want["init"], want["max_len"], want["vocab_supplement"] = baseName(ft.Init), float64(tc.Data.MaxLen), float64(ft.VocabSupplement)
+		want["schedule"], want["warmup"] = o.Schedule, o.Warmup
 	}
 	dir := r.t.Path(row, "model")
 	if err := r.extendRow(rc, want, dir); err != nil {
