@@ -105,8 +105,8 @@ func (c *TrainConfig) checkFineTune() error {
 	if c.Net.Arch != "transformer" {
 		return configErrorf("--init needs --model transformer, not %q", c.Net.Arch)
 	}
-	if d, _ := defense.Lookup(c.Defense.Name); c.Defense.Name != "standard" && c.Defense.Name != "adv" && !d.Embedding {
-		return configErrorf("--defense %s is not available for transformers yet (standard, adv, advt, iadvt and spgd are)", c.Defense.Name)
+	if d, _ := defense.Lookup(c.Defense.Name); c.Defense.Name != "standard" && c.Defense.Name != "adv" && c.Defense.Name != "flat" && !d.Embedding {
+		return configErrorf("--defense %s is not available for transformers yet (standard, adv, flat and the embedding-space defenses are)", c.Defense.Name)
 	}
 	return nil
 }
