@@ -27,7 +27,7 @@ func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) 
 		panic(fmt.Sprintf("ag.SelfAttention: shapes %v, %v, %v", qs, k.Shape(), v.Shape()))
 	}
 	h := qs[2]
-	return t.selfAttention([3]*Var{q, k, v}, [3]int{}, h, qs[0], qs[1], h, heads, lengths, p)
+	return t.selfAttention([3]*Var{q, k, v}, [3]int{}, h, qs[0], qs[1], h, heads, lengths, nil, p)
 }
 
 // SelfAttentionPacked is SelfAttention with q, k and v side by side in one
@@ -35,17 +35,35 @@ func (t *Tape) SelfAttention(q, k, v *Var, heads int, lengths []int, p float32) 
 // product with the three projections stacked gives, a larger and faster
 // GEMM than three.
 func (t *Tape) SelfAttentionPacked(qkv *Var, heads int, lengths []int, p float32) *Var {
+	return t.SelfAttentionPackedKeys(qkv, heads, lengths, nil, p)
+}
+
+// SelfAttentionPackedKeys is SelfAttentionPacked that also removes keys:
+// keep [B·L] (row-major over [B, L]) marks the positions every query of
+// its row may attend to; a real position with keep false gets probability
+// 0 from every query (its score leaves the softmax), as FLAT's sampled word
+// masks remove dropped tokens from a transformer's attention. Queries are
+// not affected: a removed position still computes its own output. A row
+// whose real positions are all removed keeps them all instead (no row is
+// left with an empty softmax, so none can produce NaN). keep nil removes
+// nothing and costs nothing. The key mask is not differentiable (it is
+// data); the backward pass is exact for the probabilities it gives.
+func (t *Tape) SelfAttentionPackedKeys(qkv *Var, heads int, lengths []int, keep []bool, p float32) *Var {
 	sh := qkv.Shape()
 	if len(sh) != 3 || sh[2]%3 != 0 {
 		panic(fmt.Sprintf("ag.SelfAttentionPacked: shape %v is not [B, L, 3H]", sh))
 	}
+	if keep != nil && len(keep) != sh[0]*sh[1] {
+		panic(fmt.Sprintf("ag.SelfAttentionPackedKeys: %d key flags for %d×%d positions", len(keep), sh[0], sh[1]))
+	}
 	h := sh[2] / 3
-	return t.selfAttention([3]*Var{qkv, qkv, qkv}, [3]int{0, h, 2 * h}, sh[2], sh[0], sh[1], h, heads, lengths, p)
+	return t.selfAttention([3]*Var{qkv, qkv, qkv}, [3]int{0, h, 2 * h}, sh[2], sh[0], sh[1], h, heads, lengths, keep, p)
 }
 
 // selfAttention reads q, k and v as strided views: in[i] holds row (b, j)
-// of its operand at (b·l + j)·ld + off[i], h columns wide.
-func (t *Tape) selfAttention(in [3]*Var, off [3]int, ld, nb, l, h, heads int, lengths []int, p float32) *Var {
+// of its operand at (b·l + j)·ld + off[i], h columns wide. keep, when not
+// nil, marks the keys each row may attend to (SelfAttentionPackedKeys).
+func (t *Tape) selfAttention(in [3]*Var, off [3]int, ld, nb, l, h, heads int, lengths []int, keep []bool, p float32) *Var {
 	if heads < 1 || h%heads != 0 || len(lengths) != nb {
 		panic(fmt.Sprintf("ag.SelfAttention: %d heads for width %d, %d lengths for %d rows", heads, h, len(lengths), nb))
 	}
@@ -58,6 +76,7 @@ func (t *Tape) selfAttention(in [3]*Var, off [3]int, ld, nb, l, h, heads int, le
 		n[b] = min(max(m, 0), l)
 		start[b+1] = start[b] + heads*n[b]*n[b]
 	}
+	keys := rowKeys(keep, n, l)
 	probs := make([]float32, start[nb])
 	var drop []float32 // kept probabilities times 1/(1-p); nil without dropout
 	if t.Train && p > 0 {
@@ -77,8 +96,15 @@ func (t *Tape) selfAttention(in [3]*Var, off [3]int, ld, nb, l, h, heads int, le
 			row, col := b*l*ld, hd*dh
 			P := probs[start[b]+hd*m*m : start[b]+(hd+1)*m*m]
 			tensor.Gemm(false, true, m, m, dh, scale, Q[row+off[0]+col:], ld, K[row+off[1]+col:], ld, 0, P, m)
-			for r := 0; r < m; r++ {
-				softmaxRowInPlace(P[r*m : (r+1)*m])
+			if keys != nil && keys[b] != nil {
+				ks := keys[b]
+				for r := 0; r < m; r++ {
+					softmaxRowKeys(P[r*m:(r+1)*m], ks)
+				}
+			} else {
+				for r := 0; r < m; r++ {
+					softmaxRowInPlace(P[r*m : (r+1)*m])
+				}
 			}
 			use := P
 			if drop != nil {
@@ -131,7 +157,8 @@ func (t *Tape) selfAttention(in [3]*Var, off [3]int, ld, nb, l, h, heads int, le
 					continue
 				}
 				// dP = G · Vᵀ, through the dropout mask, then the softmax's
-				// Jacobian: dS = P ⊙ (dP − Σ_j dP·P).
+				// Jacobian: dS = P ⊙ (dP − Σ_j dP·P). Removed keys have
+				// P = 0, so their dS is 0: they get no gradient.
 				dS := tensor.GetScratch(m * m)
 				tensor.Gemm(false, true, m, m, dh, 1, g, h, V[row+off[2]+col:], ld, 0, dS, m)
 				if drop != nil {
@@ -176,6 +203,60 @@ func softmaxRowInPlace(x []float32) {
 	var s float32
 	for _, v := range x {
 		s += v
+	}
+	inv := 1 / s
+	for j := range x {
+		x[j] *= inv
+	}
+}
+
+// rowKeys splits a key mask [nb·l] into each row's flags over its n[b]
+// real positions: nil for a row whose real keys are all kept or all
+// removed (it keeps them all). keep nil gives nil.
+func rowKeys(keep []bool, n []int, l int) [][]bool {
+	if keep == nil {
+		return nil
+	}
+	out := make([][]bool, len(n))
+	for b, m := range n {
+		ks := keep[b*l : b*l+m]
+		kept := 0
+		for _, k := range ks {
+			if k {
+				kept++
+			}
+		}
+		if kept > 0 && kept < m {
+			out[b] = ks
+		}
+	}
+	return out
+}
+
+// softmaxRowKeys is softmaxRowInPlace over the entries keep marks; the
+// others come out exactly 0. At least one entry must be kept.
+func softmaxRowKeys(x []float32, keep []bool) {
+	m := float32(math.Inf(-1))
+	for j, v := range x {
+		if keep[j] {
+			m = max(m, v)
+		}
+	}
+	for j := range x {
+		if keep[j] {
+			x[j] -= m
+		} else {
+			x[j] = 0 // a finite placeholder, zeroed after the exponential
+		}
+	}
+	expVec(x)
+	var s float32
+	for j, v := range x {
+		if keep[j] {
+			s += v
+		} else {
+			x[j] = 0
+		}
 	}
 	inv := 1 / s
 	for j := range x {

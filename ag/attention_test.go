@@ -211,3 +211,135 @@ func TestDropoutMaskRate(t *testing.T) {
 		t.Error("another seed gave the same mask")
 	}
 }
+
+// naiveKeyAttention is naiveAttention with keys removed: query i of row b
+// attends only to the real positions j with keep[b·l+j] (all of them when
+// the row keeps none).
+func naiveKeyAttention(qkv *tensor.Tensor, heads int, lengths []int, keep []bool) []float64 {
+	nb, l, h3 := qkv.Shape[0], qkv.Shape[1], qkv.Shape[2]
+	h := h3 / 3
+	dh := h / heads
+	at := func(b, i, c int) float64 { return float64(qkv.Data[(b*l+i)*h3+c]) }
+	out := make([]float64, nb*l*h)
+	for b := 0; b < nb; b++ {
+		n := lengths[b]
+		use := make([]bool, n)
+		any := false
+		for j := range use {
+			use[j] = keep[b*l+j]
+			any = any || use[j]
+		}
+		for j := range use {
+			use[j] = use[j] || !any
+		}
+		for hd := 0; hd < heads; hd++ {
+			for i := 0; i < n; i++ {
+				s := make([]float64, n)
+				var z float64
+				for j := 0; j < n; j++ {
+					if !use[j] {
+						continue
+					}
+					for c := hd * dh; c < (hd+1)*dh; c++ {
+						s[j] += at(b, i, c) * at(b, j, h+c)
+					}
+					s[j] = math.Exp(s[j] / math.Sqrt(float64(dh)))
+					z += s[j]
+				}
+				for c := hd * dh; c < (hd+1)*dh; c++ {
+					var acc float64
+					for j := 0; j < n; j++ {
+						acc += s[j] / z * at(b, j, 2*h+c)
+					}
+					out[(b*l+i)*h+c] = acc
+				}
+			}
+		}
+	}
+	return out
+}
+
+// keyCase is a batch of 4 rows of length ≤ 6 whose key mask covers every
+// case: some keys removed (row 0, including its first, the [CLS]
+// position), none (row 1), all real ones removed (row 2: it keeps them
+// all), and a removed key beyond the row's length (row 3, padding).
+func keyCase() (lengths []int, keep []bool) {
+	lengths = []int{6, 4, 3, 2}
+	keep = []bool{
+		false, true, false, true, true, false,
+		true, true, true, true, false, false,
+		false, false, false, true, true, true,
+		true, true, false, false, false, false,
+	}
+	return lengths, keep
+}
+
+// TestSelfAttentionKeysMatchesDefinition: removed keys get probability 0
+// from every query (float64 definition), a row with every real key
+// removed keeps them all (and no output is NaN), and an all-true mask
+// gives the unmasked op's values bit for bit.
+func TestSelfAttentionKeysMatchesDefinition(t *testing.T) {
+	r := rand.New(rand.NewSource(21))
+	qkv := randT(r, 4, 6, 3*8)
+	lengths, keep := keyCase()
+	got := NewTape().SelfAttentionPackedKeys(NewTape().Const(qkv), 2, lengths, keep, 0).Data()
+	want := naiveKeyAttention(qkv, 2, lengths, keep)
+	for i, w := range want {
+		if math.IsNaN(float64(got[i])) || math.Abs(float64(got[i])-w) > 1e-5 {
+			t.Fatalf("element %d: got %g, want %g", i, got[i], w)
+		}
+	}
+	plain := NewTape().SelfAttentionPacked(NewTape().Const(qkv), 2, lengths, 0).Data()
+	// Row 2 (every key removed) and row 1 (none) equal the unmasked op;
+	// row 0 does not.
+	const w = 6 * 8
+	for i := w; i < 3*w; i++ {
+		if got[i] != plain[i] {
+			t.Fatalf("element %d of an unmasked or fully masked row: %g, unmasked %g", i, got[i], plain[i])
+		}
+	}
+	differs := false
+	for i := 0; i < w; i++ {
+		differs = differs || got[i] != plain[i]
+	}
+	if !differs {
+		t.Error("removing keys of row 0 changed nothing")
+	}
+	all := make([]bool, len(keep))
+	for i := range all {
+		all[i] = true
+	}
+	full := NewTape().SelfAttentionPackedKeys(NewTape().Const(qkv), 2, lengths, all, 0).Data()
+	for i := range full {
+		if full[i] != plain[i] {
+			t.Fatalf("all keys kept: element %d %g, unmasked %g", i, full[i], plain[i])
+		}
+	}
+}
+
+// TestSelfAttentionKeysGradient: the key-masked op's backward pass agrees
+// with finite differences, with and without attention dropout, and the
+// removed keys' key and value columns get no gradient.
+func TestSelfAttentionKeysGradient(t *testing.T) {
+	lengths, keep := keyCase()
+	for _, p := range []float32{0, 0.3} {
+		qkv := randT(rand.New(rand.NewSource(22)), 4, 6, 3*6)
+		err := GradCheck([]*tensor.Tensor{qkv}, 1e-2, 2e-2, func(t *Tape, v []*Var) *Var {
+			t.Train, t.Rng = true, rand.New(rand.NewSource(3)) // the same dropout mask on every evaluation
+			return t.SelfAttentionPackedKeys(v[0], 3, lengths, keep, p)
+		})
+		if err != nil {
+			t.Errorf("dropout %g: %v", p, err)
+		}
+	}
+	tp := NewTape()
+	x := tp.Leaf(randT(rand.New(rand.NewSource(23)), 4, 6, 3*6))
+	tp.Backward(tp.Sum(tp.Square(tp.SelfAttentionPackedKeys(x, 3, lengths, keep, 0))))
+	for _, j := range []int{0, 2, 5} { // row 0's removed keys
+		for c := 6; c < 18; c++ { // their key and value columns
+			if g := x.Grad.Data[j*18+c]; g != 0 {
+				t.Fatalf("removed key %d, column %d: gradient %g", j, c, g)
+			}
+		}
+	}
+}

@@ -86,7 +86,7 @@ func (a EmbeddingAttack) Perturb(m *nn.Classifier, b *nn.Batch) (*tensor.Tensor,
 		}
 		tp := &ag.Tape{Rng: rand.New(rand.NewSource(1)), InputGradOnly: true}
 		leaf := tp.Leaf(in)
-		_, s := m.Encode(tp, leaf, b.Lengths)
+		_, s := m.EncodeInput(tp, leaf, b)
 		tp.Backward(tp.CrossEntropy(m.Head(tp, s), b.Labels, nil))
 		for i := range b.B {
 			n := min(b.Lengths[i], b.L) * dim
@@ -133,7 +133,7 @@ func (a EmbeddingAttack) Run(m *nn.Classifier, b *nn.Batch) (Outcome, error) {
 	tp.NoGrad = true
 	x := m.EmbedInput(tp, b)
 	predict := func(in *ag.Var) ([]int, []float32) {
-		_, s := m.Encode(tp, in, b.Lengths)
+		_, s := m.EncodeInput(tp, in, b)
 		logits := m.Head(tp, s).Value
 		c := logits.Shape[1]
 		out := make([]int, b.B)

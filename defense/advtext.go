@@ -214,7 +214,7 @@ func (a *AdvText) Perturb(m *nn.Classifier, b *nn.Batch, x *tensor.Tensor, seed 
 			}
 		}
 		leaf := tp.Leaf(in)
-		_, s := m.Encode(tp, leaf, b.Lengths)
+		_, s := m.EncodeInput(tp, leaf, b)
 		tp.Backward(tp.CrossEntropy(m.Head(tp, s), b.Labels, nil))
 		return leaf.Grad.Data
 	}

@@ -3,10 +3,12 @@ package defense
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/tensor"
+	"github.com/textarmor/textarmor/text"
 	"github.com/textarmor/textarmor/train"
 )
 
@@ -23,6 +25,11 @@ import (
 // registered original is its own original (a clean pair, L_imp = 0).
 // A model without a word mask has φ ≡ 1, the -adv baseline (spec §3.3);
 // it is accepted only with β = γ = 0.
+//
+// For a sub-word model (Words set) L_imp compares words, not ids (spec
+// §3.4, F5): each word's φ is the maximum of its pieces' φ, the two texts'
+// words are aligned by position up to the shorter word count, and every
+// aligned pair whose pieces differ adds |φ_w − φ_w'|.
 type FLAT struct {
 	Beta, Gamma float64
 	// Entropy is L_ent's reduction (spec F4); "" is the default, the mean
@@ -30,7 +37,94 @@ type FLAT struct {
 	Entropy nn.EntropyReduction
 	// ProbInputs: the reference code's double softmax (train.ClassLoss).
 	ProbInputs bool
-	orig       map[string][]int32
+	// Words tells how a sub-word model's ids form words (PieceWordsOf a
+	// transformer's WordPiece); nil for a word-level model, whose ids
+	// are its words.
+	Words *PieceWords
+	orig  map[string][]int32
+}
+
+// PieceWords tells how a sub-word model's ids group into words: a piece
+// that continues a word (WordPiece's "##ing") joins the word before it,
+// and special pieces ([CLS], [SEP], padding) belong to no word. A "word"
+// is thus one of the WordPiece pre-tokenizer's (white-space and
+// punctuation split: "don't" is three).
+type PieceWords struct {
+	// Continues and Special are indexed by id; an id beyond them starts a
+	// word of its own.
+	Continues, Special []bool
+}
+
+// PieceWordsOf builds the table of a WordPiece vocabulary: its
+// continuing-prefix pieces and its [CLS], [SEP] and padding ids.
+func PieceWordsOf(wp *text.WordPiece) *PieceWords {
+	n := wp.Size()
+	w := &PieceWords{Continues: make([]bool, n), Special: make([]bool, n)}
+	prefix := wp.Options().ContinuingPrefix
+	for id := range n {
+		w.Continues[id] = prefix != "" && strings.HasPrefix(wp.Token(int32(id)), prefix)
+	}
+	for _, id := range []int32{wp.CLSID(), wp.SEPID(), wp.PadID()} {
+		w.Special[id] = true
+		w.Continues[id] = false
+	}
+	return w
+}
+
+// Split returns the words of ids, each as the positions of its pieces in
+// ids. A continuing piece with no word before it (the first one, or one
+// after a special piece) starts a word.
+func (w *PieceWords) Split(ids []int32) [][]int {
+	var words [][]int
+	open := false // the last piece belongs to a word that may go on
+	for i, id := range ids {
+		known := id >= 0 && int(id) < len(w.Special)
+		switch {
+		case known && w.Special[id]:
+			open = false
+		case known && w.Continues[id] && open:
+			words[len(words)-1] = append(words[len(words)-1], i)
+		default:
+			words = append(words, []int{i})
+			open = true
+		}
+	}
+	return words
+}
+
+// samePieces reports whether word positions pa of a and pb of b hold the
+// same ids.
+func samePieces(a []int32, pa []int, b []int32, pb []int) bool {
+	if len(pa) != len(pb) {
+		return false
+	}
+	for k := range pa {
+		if a[pa[k]] != b[pb[k]] {
+			return false
+		}
+	}
+	return true
+}
+
+// Substituted returns the aligned word pairs (position lists into orig and
+// adv) whose pieces differ: words aligned by position up to the shorter
+// word count (spec §3.4). With w nil every id is a word.
+func (w *PieceWords) Substituted(orig, adv []int32) (o, a [][]int) {
+	if w == nil {
+		for i := 0; i < min(len(orig), len(adv)); i++ {
+			if orig[i] != adv[i] {
+				o, a = append(o, []int{i}), append(a, []int{i})
+			}
+		}
+		return o, a
+	}
+	ow, aw := w.Split(orig), w.Split(adv)
+	for k := 0; k < min(len(ow), len(aw)); k++ {
+		if !samePieces(orig, ow[k], adv, aw[k]) {
+			o, a = append(o, ow[k]), append(a, aw[k])
+		}
+	}
+	return o, a
 }
 
 // DefaultFLATBeta and DefaultFLATGamma are spec §5's β and γ.
@@ -54,7 +148,11 @@ func (*FLAT) Name() string { return "flat" }
 // holds settings only (the rounds' pair counts are in RoundsResult).
 func (f *FLAT) Info() map[string]any {
 	red, _ := nn.ParseEntropyReduction(string(f.Entropy))
-	return train.ProbInputsInfo(f.ProbInputs, map[string]any{"beta": f.Beta, "gamma": f.Gamma, "entropy_reduction": red})
+	info := map[string]any{"beta": f.Beta, "gamma": f.Gamma, "entropy_reduction": red}
+	if f.Words != nil {
+		info["imp_words"] = "max over pieces" // L_imp over words (spec F5)
+	}
+	return train.ProbInputsInfo(f.ProbInputs, info)
 }
 
 // Pair is an original text and its adversarial version, as token ids.
@@ -120,9 +218,13 @@ func (f *FLAT) Loss(t *ag.Tape, m *nn.Classifier, b *nn.Batch) (train.Output, er
 }
 
 // importanceGap is L_imp of a batch given φ at its positions ([B·L, 1]);
-// nil when no row differs from its original.
+// nil when no row differs from its original. A word of several pieces
+// takes the largest of their φ: the maximum is picked from the values and
+// that piece's φ gathered, so the gradient reaches the mask network
+// through the piece a max-pooling would pass it to.
 func (f *FLAT) importanceGap(t *ag.Tape, m *nn.Classifier, b *nn.Batch, phi *ag.Var) *ag.Var {
-	var pos []int
+	var advAt [][]int  // per substituted word: its positions in the batch
+	var origAt [][]int // per substituted word: its pieces' indices in origIDs
 	var origIDs []int32
 	for r := 0; r < b.B; r++ {
 		row := b.IDs[r*b.L : r*b.L+b.Lengths[r]]
@@ -130,24 +232,47 @@ func (f *FLAT) importanceGap(t *ag.Tape, m *nn.Classifier, b *nn.Batch, phi *ag.
 		if !ok {
 			continue
 		}
-		for i := 0; i < min(len(o), len(row)); i++ {
-			if o[i] != row[i] {
-				pos = append(pos, r*b.L+i)
+		ow, aw := f.Words.Substituted(o, row)
+		for k := range ow {
+			at := make([]int, len(ow[k]))
+			for j, i := range ow[k] {
+				at[j] = len(origIDs)
 				origIDs = append(origIDs, o[i])
 			}
+			pos := make([]int, len(aw[k]))
+			for j, i := range aw[k] {
+				pos[j] = r*b.L + i
+			}
+			origAt, advAt = append(origAt, at), append(advAt, pos)
 		}
 	}
-	if len(pos) == 0 {
+	if len(advAt) == 0 {
 		return nil
 	}
 	var po *ag.Var
 	if m.Mask != nil {
 		po = m.Mask.PositionPhi(t, m.Emb, m.MapIDs(origIDs))
 	} else {
-		po = ones(t, len(pos))
+		po = ones(t, len(origIDs))
 	}
-	gap := t.Sum(t.Abs(t.Sub(po, t.Gather(phi, pos))))
+	oi, ai := make([]int, len(advAt)), make([]int, len(advAt))
+	for k := range advAt {
+		oi[k], ai[k] = argmaxAt(po.Data(), origAt[k]), argmaxAt(phi.Data(), advAt[k])
+	}
+	gap := t.Sum(t.Abs(t.Sub(t.Gather(po, oi), t.Gather(phi, ai))))
 	return t.Scale(gap, 1/float32(b.B))
+}
+
+// argmaxAt returns the index among at whose value in v is the largest
+// (the first on ties).
+func argmaxAt(v []float32, at []int) int {
+	best := at[0]
+	for _, i := range at[1:] {
+		if v[i] > v[best] {
+			best = i
+		}
+	}
+	return best
 }
 
 // ones is a constant [n, 1] column of ones: φ of a disabled mask.
@@ -163,23 +288,38 @@ func ones(t *ag.Tape, n int) *ag.Var {
 // the pairs (inference-mode φ): FLAT's consistency diagnostic (spec §13.9).
 // It returns the mean and the number of word pairs.
 func ImportanceGap(m *nn.Classifier, ps []Pair) (float64, int) {
+	return ImportanceGapWords(m, ps, nil)
+}
+
+// ImportanceGapWords is ImportanceGap over the words of a sub-word model
+// (words nil: every id is a word): a word's φ is the largest of its pieces',
+// and the pairs' words are aligned as L_imp aligns them.
+func ImportanceGapWords(m *nn.Classifier, ps []Pair, words *PieceWords) (float64, int) {
 	phi := m.WordImportance()
 	if phi == nil {
 		return 0, 0
 	}
+	wordPhi := func(ids []int32, at []int) float32 {
+		best := float32(0)
+		for _, i := range at {
+			best = max(best, phi[m.MapID(ids[i])])
+		}
+		return best
+	}
 	var sum float64
 	n := 0
 	for _, p := range ps {
-		for i := 0; i < min(len(p.Orig), len(p.Adv)); i++ {
-			a, b := m.MapID(p.Orig[i]), m.MapID(p.Adv[i])
-			if a != b {
-				d := float64(phi[a] - phi[b])
-				if d < 0 {
-					d = -d
-				}
-				sum += d
-				n++
+		ow, aw := words.Substituted(p.Orig, p.Adv)
+		for k := range ow {
+			if words == nil && m.MapID(p.Orig[ow[k][0]]) == m.MapID(p.Adv[aw[k][0]]) {
+				continue // the same word after the id map
 			}
+			d := float64(wordPhi(p.Orig, ow[k]) - wordPhi(p.Adv, aw[k]))
+			if d < 0 {
+				d = -d
+			}
+			sum += d
+			n++
 		}
 	}
 	if n == 0 {

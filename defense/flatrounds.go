@@ -161,6 +161,22 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 		}
 	}
 	fl, _ := obj.(*FLAT)
+	// A sub-word model's pairs are compared word by word (spec F5), for
+	// the importance gap and the substitution counts alike.
+	var words *PieceWords
+	if m.Pieces != nil {
+		words = PieceWordsOf(m.Pieces)
+	}
+	wordText := func(ids []int32, at []int) string {
+		if m.Pieces == nil {
+			return m.Vocab.Word(ids[at[0]])
+		}
+		w := make([]int32, len(at))
+		for j, i := range at {
+			w[j] = ids[i]
+		}
+		return m.Pieces.Decode(w)
+	}
 	for round := 1; round <= opt.Rounds; round++ {
 		sample := trainSet
 		if opt.PerRound > 0 && opt.PerRound < len(trainSet) {
@@ -191,15 +207,14 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 			if idsKey(o) != idsKey(a) {
 				st.Changed++
 			}
-			for j := 0; j < min(len(o), len(a)); j++ {
-				if o[j] != a[j] {
-					res.Substitutions[m.Vocab.Word(o[j])]++
-					res.Substitutions[m.Vocab.Word(a[j])]++
-				}
+			ow, aw := words.Substituted(o, a)
+			for k := range ow {
+				res.Substitutions[wordText(o, ow[k])]++
+				res.Substitutions[wordText(a, aw[k])]++
 			}
 			all = append(all, train.Example{IDs: a, Label: e.Label})
 		}
-		st.ImportanceGap, st.GapPairs = ImportanceGap(m.Net, pairs)
+		st.ImportanceGap, st.GapPairs = ImportanceGapWords(m.Net, pairs, words)
 		if fl != nil {
 			fl.SetPairs(pairs)
 		}
@@ -214,7 +229,7 @@ func AdversarialRounds(m *model.Model, obj train.Objective, trainSet, dev []data
 			return nil, fmt.Errorf("round %d: %w", round, err)
 		}
 		st.BestDevAcc = r.BestDevAcc
-		st.ImportanceGapAfter, _ = ImportanceGap(m.Net, pairs)
+		st.ImportanceGapAfter, _ = ImportanceGapWords(m.Net, pairs, words)
 		res.Rounds = append(res.Rounds, st)
 		res.RoundRuns = append(res.RoundRuns, r)
 		if res.BestRound < 0 || r.BestDevAcc > res.BestDevAcc {

@@ -64,7 +64,10 @@ func checkClasses(m *nn.Classifier, classes []int) ([]int, error) {
 // safe for concurrent use.
 // With a word mask the model input is φ_{x_j}·(α·e_j), φ taken from the
 // word's own embedding row (φ is a global per-word constant, spec §2.1); a
-// group mask multiplies in the word's group scale the same way. The result
+// group mask multiplies in the word's group scale the same way. A
+// transformer's word mask scales its input states instead (spec §2.4): the
+// path points α·e_j go through the embedding layer and its output at j is
+// multiplied by φ_{x_j}. The result
 // has one row per requested class, one score per token.
 func IG(m *nn.Classifier, ids []int32, classes []int, steps int) ([][]float64, error) {
 	n := len(ids)
@@ -88,6 +91,9 @@ func IG(m *nn.Classifier, ids []int32, classes []int, steps int) ([][]float64, e
 	// phi: the inference-mode input scale of each position (word mask φ
 	// times the group scale); nil without masks.
 	phi := m.InputScale(mapped)
+	// state: a transformer's word mask, φ on its input states; nil
+	// otherwise.
+	state := m.StateScale(mapped)
 	// e: the (masked) embedding of each position.
 	e := make([]float32, n*d)
 	for j, id := range mapped {
@@ -128,7 +134,15 @@ func IG(m *nn.Classifier, ids []int32, classes []int, steps int) ([][]float64, e
 			copy(p.Data, phi)
 			in = t.Mul(leaf, t.Const(p))
 		}
-		_, sent := m.Encode(t, in, lengths)
+		var sc *ag.Var
+		if state != nil {
+			st := tensor.New(steps*l, 1)
+			for s := 0; s < steps; s++ {
+				copy(st.Data[s*l:], state)
+			}
+			sc = t.Const(st)
+		}
+		_, sent := m.EncodeStates(t, in, lengths, sc)
 		probs := t.Softmax(m.Head(t, sent))
 		sel := tensor.New(steps, m.Cfg.NumClasses)
 		for s := 0; s < steps; s++ {

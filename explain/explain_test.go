@@ -13,12 +13,19 @@ import (
 	"github.com/textarmor/textarmor/tensor"
 )
 
-// baselineProbs runs the encoder on an all-zero embedding of n tokens.
-func baselineProbs(m *nn.Classifier, n int) []float32 {
+// baselineProbs runs the encoder on an all-zero embedding of ids: IG's
+// baseline. A transformer's word mask still scales its input states by φ
+// of ids (the embedding layer adds positions to the zero rows).
+func baselineProbs(m *nn.Classifier, ids []int32) []float32 {
 	t := ag.NewTape()
 	t.NoGrad = true
+	n := len(ids)
 	l := max(n, m.Enc.MinLen())
-	_, s := m.Encode(t, t.Const(tensor.New(1, l, m.Emb.Dim())), []int{n})
+	var scale *ag.Var
+	if st := m.StateScale(m.MapIDs(ids)); st != nil {
+		scale = t.Const(tensor.From(append(st, make([]float32, l-n)...), l, 1))
+	}
+	_, s := m.EncodeStates(t, t.Const(tensor.New(1, l, m.Emb.Dim())), []int{n}, scale)
 	p := append([]float32(nil), m.Head(t, s).Data()...)
 	ag.SoftmaxRows(p, m.Cfg.NumClasses)
 	return p
@@ -48,7 +55,7 @@ func TestIGCompleteness(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fx, f0 := Probs(m, ids), baselineProbs(m, len(ids))
+		fx, f0 := Probs(m, ids), baselineProbs(m, ids)
 		for c := range ig {
 			var sum float64
 			for _, v := range ig[c] {

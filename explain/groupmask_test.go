@@ -50,7 +50,7 @@ func TestGroupMaskExplainers(t *testing.T) {
 		if d := maxDiff(fast, slow); d > 1e-5 {
 			t.Errorf("mask=%v: IG fast and tape differ by %g", mask, d)
 		}
-		fx, f0 := Probs(m, ids), baselineProbs(m, len(ids))
+		fx, f0 := Probs(m, ids), baselineProbs(m, ids)
 		for c := range fast {
 			var sum float64
 			for _, v := range fast[c] {
@@ -81,7 +81,7 @@ func TestGroupMaskExplainers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fx, f0 := Probs(m, ids), baselineProbs(m, len(ids))
+	fx, f0 := Probs(m, ids), baselineProbs(m, ids)
 	for c := range ig {
 		var sum float64
 		for _, v := range ig[c] {

@@ -8,6 +8,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/textarmor/textarmor/ag"
@@ -52,6 +53,13 @@ type ImportOptions struct {
 	// from the checkpoint's masked-LM head when it has one
 	// (cls.predictions.*, carl-rar.md ambiguity 13), else freshly (Seed).
 	Reconstructor bool
+	// Mask attaches FLAT's variational word mask (nn.Config.Mask), which
+	// the checkpoint has none of: its importance network (width
+	// MaskHidden, 0 = nn.DefaultMaskHidden, input the hidden size) is drawn
+	// from Seed. φ comes from each piece's word-embedding row and scales the
+	// input states of the first layer (nn.Transformer.EncodeScaled).
+	Mask       bool
+	MaskHidden int
 }
 
 // reconstructorHF maps the reconstruction head's tensors to those of
@@ -134,6 +142,10 @@ func ImportHF(dir string, opt ImportOptions) (*Model, error) {
 	}
 	opts := wp.Options()
 	cfg.Reconstructor = opt.Reconstructor
+	if opt.MaskHidden < 0 {
+		return nil, fmt.Errorf("mask width %d must not be negative (0 = %d)", opt.MaskHidden, nn.DefaultMaskHidden)
+	}
+	cfg.Mask, cfg.MaskHidden = opt.Mask, opt.MaskHidden
 	meta := Meta{Net: cfg, Tokenizer: tokName, MaxLen: maxLen, Classes: classes, Pieces: &opts}
 	if st := hf.SentenceTransformers; st != nil {
 		meta.Sentence = &SentenceSpec{Pool: st.Pooling, Normalize: st.Normalize}
@@ -178,6 +190,8 @@ func (m *Model) loadHFTensors(hf *checkpoint.HFCheckpoint, useHead bool) error {
 		switch {
 		case !ok && (p == m.Net.Out.W || p == m.Net.Out.B):
 			continue
+		case !ok && m.Net.Mask != nil && slices.Contains(m.Net.Mask.Params(), p):
+			continue // FLAT's word mask: a BERT checkpoint has none
 		case !ok && !hf.HasPooler && len(p.Name) > 7 && p.Name[:7] == "pooler.":
 			continue // a fresh pooler, as transformers initialises one
 		case !ok:
@@ -280,7 +294,7 @@ func (m *Model) Embed(texts []string) ([][]float32, error) {
 			chunk[j] = seqs[i]
 		}
 		b := nn.MakeBatch(chunk, nil, 1)
-		tokens, _ := m.Net.Encode(tp, m.Net.Embed(tp, b), b.Lengths)
+		tokens, _ := m.Net.EncodeInput(tp, m.Net.EmbedInput(tp, b), b) // as the classifier reads it (a word mask scales by φ)
 		pooled, err := tr.Pool(tp, tokens, b.Lengths, spec.Pool)
 		if err != nil {
 			return nil, err
@@ -336,8 +350,11 @@ func (m *Model) ExportHF(dir string, overwrite bool) error {
 	if tr.Cfg.Pool != "pooler" || tr.Pooler == nil {
 		return fmt.Errorf("the model pools with %q, which BertForSequenceClassification does not compute (it classifies the tanh pooler's output): train with --pool pooler to export", tr.Cfg.Pool)
 	}
-	if len(m.Net.Cfg.IDMap) > 0 || m.Net.Mask != nil || m.Net.GroupMask != nil || m.Net.Hid != nil {
-		return errors.New("the model has parts a BertForSequenceClassification cannot hold (an id map, a word or group mask, or a hidden head layer)")
+	if m.Net.Mask != nil {
+		return errors.New("the model has FLAT's word mask, which a BertForSequenceClassification cannot hold (its importance network scales the input states by φ; exported without it, the model would predict differently)")
+	}
+	if len(m.Net.Cfg.IDMap) > 0 || m.Net.GroupMask != nil || m.Net.Hid != nil {
+		return errors.New("the model has parts a BertForSequenceClassification cannot hold (an id map, a group mask, or a hidden head layer)")
 	}
 	c := checkpoint.DefaultBertConfig()
 	tc := tr.Cfg

@@ -147,3 +147,68 @@ func TestLoadRefusesIncompleteTokenizerRecord(t *testing.T) {
 		}
 	}
 }
+
+// A transformer with FLAT's word mask: ImportHF attaches a fresh mask to a
+// checkpoint (which has none), Save/Load round-trip it with the same
+// predictions and word importances, and ExportHF refuses it by name.
+func TestMaskedTransformerImportSaveLoad(t *testing.T) {
+	hfDir := filepath.Join(t.TempDir(), "hf")
+	if err := tinyTransformer(t).ExportHF(hfDir, false); err != nil {
+		t.Fatal(err)
+	}
+	plain, err := ImportHF(hfDir, ImportOptions{Classes: []string{"neg", "pos"}, Seed: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := ImportHF(hfDir, ImportOptions{Classes: []string{"neg", "pos"}, Seed: 4, Mask: true, MaskHidden: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Net.Mask == nil || m.Net.StateMasked() == nil || m.Net.Mask.Hidden.W.Value.Shape[0] != 8 || m.Net.Mask.Hidden.W.Value.Shape[1] != 5 {
+		t.Fatalf("imported mask %+v", m.Net.Mask)
+	}
+	if d := tensor.MaxAbsDiff(m.Net.Emb.W.Value.Data, plain.Net.Emb.W.Value.Data); d != 0 {
+		t.Errorf("the mask changed the imported word embeddings by %g", d)
+	}
+	if _, err := ImportHF(hfDir, ImportOptions{Mask: true, MaskHidden: -1}); err == nil {
+		t.Error("a negative mask width was accepted")
+	}
+	// Weights 30× BERT's initial scale, so that attention and the head
+	// see the states' scaling (each layer's LayerNorm hides a scaling that
+	// tiny random attention weights barely mix), and a mask of spread φ.
+	for _, p := range m.Net.Params() {
+		if strings.HasSuffix(p.Name, ".weight") && !strings.Contains(p.Name, "LayerNorm") && !strings.HasPrefix(p.Name, "mask.") {
+			for i := range p.Value.Data {
+				p.Value.Data[i] *= 30
+			}
+		}
+	}
+	for i := range m.Net.Mask.Out.W.Value.Data {
+		m.Net.Mask.Out.W.Value.Data[i] *= 10
+	}
+	unmasked := *m.Net
+	unmasked.Mask = nil
+	seq := [][]int32{m.Encode(tinyTexts[0])}
+	if pm, pu := m.Net.Predict(seq), unmasked.Predict(seq); tensor.MaxAbsDiff(pm[0], pu[0]) < 1e-3 {
+		t.Fatalf("the word mask barely changes a prediction (%v vs %v): the round trip cannot tell it was lost", pm[0], pu[0])
+	}
+	dir := filepath.Join(t.TempDir(), "m")
+	if err := m.Save(dir); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.Net.Mask == nil || !back.Net.Cfg.Mask {
+		t.Fatal("the loaded model has no word mask")
+	}
+	samePredictions(t, "masked save/load", m, back)
+	a, b := m.Net.WordImportance(), back.Net.WordImportance()
+	if len(a) != 15 || tensor.MaxAbsDiff(a, b) != 0 {
+		t.Errorf("word importances %v, after loading %v", a, b)
+	}
+	if err := m.ExportHF(filepath.Join(t.TempDir(), "x"), false); err == nil || !strings.Contains(err.Error(), "word mask") {
+		t.Errorf("export of a masked model: %v", err)
+	}
+}

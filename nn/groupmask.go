@@ -83,9 +83,11 @@ func (m *Classifier) InputFactor(t *ag.Tape, ids []int32) (*ag.Var, MaskOut) {
 // with ids ids (row-major [B, L], after MapIDs): FLAT's word mask (sampled
 // on training tapes, φ-scaled otherwise) and then the group mask. Without
 // either it returns x. Every path that feeds the encoder (Forward, the
-// incremental scorer, the explainers' fast paths) goes through here.
+// incremental scorer, the explainers' fast paths) goes through here. A
+// transformer's word mask is left out: it scales the input states
+// (StateMasked; EncodeInput, EncodeStates and StateScale apply it).
 func (m *Classifier) MaskInput(t *ag.Tape, x *ag.Var, ids []int32) *ag.Var {
-	if m.Mask != nil {
+	if m.Mask != nil && m.StateMasked() == nil {
 		x = m.Mask.Apply(t, m.Emb, x, ids).X
 	}
 	return m.ApplyGroupMask(t, x, ids)
@@ -102,9 +104,10 @@ func (m *Classifier) ApplyGroupMask(t *ag.Tape, x *ag.Var, ids []int32) *ag.Var 
 
 // InputScale returns, for every id of ids (after MapIDs), the factor by
 // which inference multiplies its embedding: φ of the word mask times the
-// group scale. It is nil when the model has neither mask.
+// group scale (without φ for a transformer, whose word mask scales the
+// input states: StateScale). It is nil when no mask scales the embedding.
 func (m *Classifier) InputScale(ids []int32) []float32 {
-	if m.Mask == nil && m.GroupMask == nil {
+	if (m.Mask == nil || m.StateMasked() != nil) && m.GroupMask == nil {
 		return nil
 	}
 	t := ag.NewTape()

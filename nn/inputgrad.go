@@ -4,7 +4,8 @@ import "github.com/textarmor/textarmor/ag"
 
 // InputGradL1 returns, for each position of ids, the L1 norm of the
 // gradient of the cross-entropy of class label with respect to that
-// position's word embedding (as looked up, before the model's input masks):
+// position's word embedding (as looked up, before the model's input masks;
+// a transformer's word mask scales its input states, a constant φ here):
 // the gradient word importance of TextAttack's greedy search. It only reads
 // the model, so goroutines may call it on one shared Classifier.
 func (m *Classifier) InputGradL1(ids []int32, label int) []float64 {
@@ -17,7 +18,7 @@ func (m *Classifier) InputGradL1(ids []int32, label int) []float64 {
 	t := ag.NewTape()
 	t.InputGradOnly = true
 	x := t.Leaf(m.Embed(look, b).Value)
-	_, s := m.Encode(t, m.MaskInput(t, x, m.MapIDs(b.IDs)), b.Lengths)
+	_, s := m.EncodeInput(t, m.MaskInput(t, x, m.MapIDs(b.IDs)), b)
 	t.Backward(t.CrossEntropy(m.Head(t, s), b.Labels, nil))
 	d := m.Emb.Dim()
 	out := make([]float64, len(ids))

@@ -38,8 +38,16 @@ type Config struct {
 	IDMap []int32 `json:"id_map,omitempty"`
 	// Mask adds FLAT's variational word mask (nn/mask.go) between the
 	// embedding and the encoder; MaskHidden is its hidden width (400).
+	// On a transformer φ is still computed from the word-embedding row
+	// (global), but it scales the input states of the first layer (spec
+	// flat.md §2.4; Transformer.EncodeScaled).
 	Mask       bool `json:"mask,omitempty"`
 	MaskHidden int  `json:"mask_hidden,omitempty"`
+	// MaskAttendAll keeps a transformer's tokens whose sampled mask is 0
+	// among the attention keys of training passes; by default they are
+	// removed from the keys for that pass (spec §2.2, the reference's
+	// choice). Inference never removes keys; other encoders ignore it.
+	MaskAttendAll bool `json:"mask_attend_all,omitempty"`
 	// Groups, when set, adds FLAT's trivial group-mask baseline
 	// (nn/groupmask.go): Groups[id] is the group of word id (after IDMap),
 	// in [0, NumGroups); each group shares one learnable scale, initialised
@@ -391,16 +399,29 @@ func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var
 	var mo MaskOut
 	x := m.Embed(t, b)
 	ids := m.MapIDs(b.IDs)
-	if m.Mask != nil {
+	tr := m.StateMasked()
+	if m.Mask != nil && tr == nil {
 		mo = m.Mask.Apply(t, m.Emb, x, ids)
 		x, mo.X = mo.X, nil
 	}
 	x = m.ApplyGroupMask(t, x, ids)
+	var factor *ag.Var
+	var keep []bool
+	if tr != nil {
+		factor, keep, mo = m.stateFactor(t, ids)
+	}
 	if !embedGrad {
 		x = t.StopGradient(x)
+		if factor != nil {
+			factor = t.StopGradient(factor) // as the masked input is stopped for the other encoders
+		}
 	}
 	if m.embedDropping(t) {
 		x = t.Dropout(x, float32(m.Cfg.EmbedDropout))
+	}
+	if tr != nil {
+		_, s := tr.EncodeScaled(t, x, b.Lengths, nil, factor, keep)
+		return s, mo
 	}
 	_, s := m.Encode(t, x, b.Lengths)
 	return s, mo
@@ -408,12 +429,14 @@ func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var
 
 // EmbedInput is the encoder's input of b as embedding-space methods
 // perturb it ([B, L, D]): the embedded words, through the word and group
-// masks, after embedding dropout in training mode. Encode and Head of it
-// give Forward's logits (up to the random draws).
+// masks, after embedding dropout in training mode. EncodeInput and Head of
+// it give Forward's logits (up to the random draws). A transformer's word
+// mask is not in it: it scales the input states (StateMasked), which
+// EncodeInput applies; for every other model Encode equals EncodeInput.
 func (m *Classifier) EmbedInput(t *ag.Tape, b *Batch) *ag.Var {
 	x := m.Embed(t, b)
 	ids := m.MapIDs(b.IDs)
-	if m.Mask != nil {
+	if m.Mask != nil && m.StateMasked() == nil {
 		mo := m.Mask.Apply(t, m.Emb, x, ids)
 		x = mo.X
 	}

@@ -237,7 +237,7 @@ func TestEncodeBatchPerWordMatchesPositionwise(t *testing.T) {
 // TestParamCount: the count matches what New allocates, for every
 // architecture and the optional parts.
 func TestParamCount(t *testing.T) {
-	for _, arch := range append(slices.Clone(Archs), "cnn+layers", "bilstm+mask", "cnn+mask0") {
+	for _, arch := range append(slices.Clone(Archs), "cnn+layers", "bilstm+mask", "cnn+mask0", "transformer+mask") {
 		cfg := tinyConfig(strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(arch, "+layers"), "+mask"), "+mask0"))
 		if strings.HasSuffix(arch, "+layers") {
 			cfg.InputLayer, cfg.HeadHidden = 4, 3

@@ -203,7 +203,24 @@ func (tr *Transformer) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sen
 // EncodeTyped is Encode with token types [B·L] (sentence pairs: 0 for the
 // first segment, 1 for the second); nil means all 0.
 func (tr *Transformer) EncodeTyped(t *ag.Tape, x *ag.Var, lengths []int, types []int32) (tokens, sentence *ag.Var) {
-	h := tr.RunLayers(t, tr.InputStates(t, x, types), lengths, 0, len(tr.Layers))
+	return tr.EncodeScaled(t, x, lengths, types, nil, nil)
+}
+
+// EncodeScaled is EncodeTyped with FLAT's word mask where a transformer
+// takes it (spec flat.md §2.4): the input states (the embedding layer's
+// output, word + position + token type, after its LayerNorm and dropout)
+// are multiplied position by position by scale [B·L, 1] (row-major over
+// [B, L]; nil: not scaled), and the attention of every layer reads only
+// the keys keep [B·L] marks (nil: all real tokens; see
+// ag.Tape.SelfAttentionPackedKeys, which keeps every key of a row whose
+// real keys would all be removed).
+func (tr *Transformer) EncodeScaled(t *ag.Tape, x *ag.Var, lengths []int, types []int32, scale *ag.Var, keep []bool) (tokens, sentence *ag.Var) {
+	h := tr.InputStates(t, x, types)
+	if scale != nil {
+		sh := h.Shape()
+		h = t.Mul(h, t.Reshape(scale, sh[0], sh[1], 1))
+	}
+	h = tr.RunLayersKeys(t, h, lengths, keep, 0, len(tr.Layers))
 	return h, tr.pool(t, h, lengths)
 }
 
@@ -229,20 +246,26 @@ func (tr *Transformer) InputStates(t *ag.Tape, x *ag.Var, types []int32) *ag.Var
 // that trains only the top layers runs the others on a tape without
 // gradients.
 func (tr *Transformer) RunLayers(t *ag.Tape, h *ag.Var, lengths []int, from, to int) *ag.Var {
+	return tr.RunLayersKeys(t, h, lengths, nil, from, to)
+}
+
+// RunLayersKeys is RunLayers whose attention reads only the keys keep
+// [B·L] marks (nil: all real tokens), as in EncodeScaled.
+func (tr *Transformer) RunLayersKeys(t *ag.Tape, h *ag.Var, lengths []int, keep []bool, from, to int) *ag.Var {
 	for _, layer := range tr.Layers[from:to] {
-		h = tr.layer(t, layer, h, lengths)
+		h = tr.layer(t, layer, h, lengths, keep)
 	}
 	return h
 }
 
-func (tr *Transformer) layer(t *ag.Tape, l *TransformerLayer, h *ag.Var, lengths []int) *ag.Var {
+func (tr *Transformer) layer(t *ag.Tape, l *TransformerLayer, h *ag.Var, lengths []int, keep []bool) *ag.Var {
 	drop := float32(tr.Cfg.HiddenDropout)
 	// One product with the three projections stacked ([3H, H]) instead of
 	// three: a larger GEMM runs faster, and the stacking is a copy of the
 	// weights (its backward splits the gradient back).
 	w := t.Concat(0, l.Query.W.Var, l.Key.W.Var, l.Value.W.Var)
 	b := t.Concat(0, l.Query.B.Var, l.Key.B.Var, l.Value.B.Var)
-	ctx := t.SelfAttentionPacked(t.LinearT(h, w, b), tr.Cfg.Heads, lengths, float32(tr.Cfg.AttnDropout))
+	ctx := t.SelfAttentionPackedKeys(t.LinearT(h, w, b), tr.Cfg.Heads, lengths, keep, float32(tr.Cfg.AttnDropout))
 	h = l.AttnNorm.Forward(t, t.Add(h, t.Dropout(l.AttnOut.Forward(t, ctx), drop)))
 	f := activate(t, tr.Cfg.Act, l.Inter.Forward(t, h))
 	return l.OutNorm.Forward(t, t.Add(h, t.Dropout(l.Out.Forward(t, f), drop)))

@@ -112,7 +112,7 @@ func (c *TrainConfig) checkFineTune() error {
 	switch d, _ := defense.Lookup(c.Defense.Name); {
 	case c.Defense.Name == "atfl" || c.Defense.Name == "ibp":
 		return configErrorf("--defense %s does not apply to transformers (FTML spec §13: CNN and LSTM only)", c.Defense.Name)
-	case c.Defense.Name != "standard" && c.Defense.Name != "adv" && !d.Embedding && !d.Synonyms:
+	case c.Defense.Name != "standard" && c.Defense.Name != "adv" && c.Defense.Name != "flat" && !d.Embedding && !d.Synonyms:
 		return configErrorf("--defense %s is not available for transformers yet", c.Defense.Name)
 	case c.FineTune.VocabSupplement < -1:
 		return configErrorf("--vocab-supplement %d: want a number of words ≥ 0 (or -1, the defense's default)", c.FineTune.VocabSupplement)

@@ -110,6 +110,9 @@ func (d *DefenseConfig) Objective(m *model.Model, dataset, dataDir string, log i
 		if o.Entropy, err = nn.ParseEntropyReduction(string(d.Rounds.Entropy)); err != nil {
 			return nil, configErrorf("--flat-entropy-reduction: %w", err)
 		}
+		if m.Pieces != nil { // a transformer reading word pieces: L_imp over words (spec F5)
+			o.Words = defense.PieceWordsOf(m.Pieces)
+		}
 		return o, nil
 	}
 	if def, _ := defense.Lookup(d.Name); def.Embedding {

@@ -13,9 +13,9 @@ import (
 )
 
 // FineTuneConfig fine-tunes a pretrained transformer (`train --init`) with
-// standard or adv training. The options are used as given:
-// train.FineTuneDefaults are the usual ones (the CLI takes them for the
-// training flags not given).
+// standard, adv or flat training or an embedding-space defense. The
+// options are used as given: train.FineTuneDefaults are the usual ones
+// (the CLI takes them for the training flags not given).
 type FineTuneConfig struct {
 	// Init is a Hugging Face BERT-architecture directory (config.json,
 	// model.safetensors, vocab.txt).
@@ -59,7 +59,7 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 	}
 	start := time.Now()
 	m, err := model.ImportHF(ft.Init, model.ImportOptions{Classes: ds.Classes, Pool: ft.Pool, MaxLen: c.Data.MaxLen, Tokenizer: preset.Tokenizer, Seed: opt.Seed,
-		Reconstructor: c.Defense.Name == "rar"})
+		Reconstructor: c.Defense.Name == "rar", Mask: c.Defense.Name == "flat"}) // flat: FLAT's word mask, on the input states
 	if err != nil {
 		return nil, err
 	}
@@ -112,9 +112,23 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 		return nil, err
 	}
 	var res *train.Result
-	if c.Defense.Name == "adv" { // the rate stays fine-tuning's (FLAT's 0.01 is for CNNs and LSTMs)
+	switch c.Defense.Name {
+	case "adv": // the rate stays fine-tuning's (FLAT's 0.01 is for CNNs and LSTMs)
 		res, err = c.runRounds(m, train.Standard{}, trainSet, dev, opt, log)
-	} else {
+	case "flat": // as adv, with the word mask and the FLAT objective (L_imp over words)
+		obj, oerr := c.Defense.Objective(m, ds.Name, c.Data.Dir, log)
+		if oerr != nil {
+			return nil, oerr
+		}
+		DescribeObjective(obj, opt.Info, log)
+		keys := "dropped pieces removed from the attention keys in training"
+		if m.Net.Cfg.MaskAttendAll {
+			keys = "attention keys kept"
+		}
+		fmt.Fprintf(log, "flat: word mask of width %d on the input states (φ from each piece's embedding row), %s; L_imp over words (max φ of their pieces)\n",
+			m.Net.Mask.Hidden.W.Value.Shape[1], keys)
+		res, err = c.runRounds(m, obj, trainSet, dev, opt, log)
+	default:
 		// standard, or an embedding-space defense over the word pieces.
 		obj, oerr := c.Defense.Objective(m, ds.Name, c.Data.Dir, log)
 		if oerr != nil {
