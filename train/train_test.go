@@ -701,3 +701,63 @@ func TestStepsPerEpochAndIndex(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateSelects: Options.Evaluate replaces dev accuracy, runs every
+// EvalEvery steps and at epoch ends, and the model kept is the one at the
+// best score, also when that came inside an epoch; a run killed after that
+// and resumed keeps the same model and scores.
+func TestEvaluateSelects(t *testing.T) {
+	dir := t.TempDir()
+	run := func(obj Objective, out string, resume bool) (*Result, [][]float32, error) {
+		m, tr, _ := setup(t, "cnn", 1)
+		var seen [][]float32
+		calls := 0
+		opt := Options{Epochs: 2, BatchSize: 16, Seed: 3, Out: out, Resume: resume, EvalEvery: 7,
+			Evaluate: func(m *model.Model) (float64, error) {
+				calls++
+				seen = append(seen, weights(m))
+				if calls == 2 { // the second evaluation is the best one
+					return 10, nil
+				}
+				return float64(calls % 3), nil
+			}}
+		res, err := Run(m, obj, tr, nil, opt)
+		return res, seen, err
+	}
+	out := filepath.Join(dir, "m")
+	res, seen, err := run(Standard{}, out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 25 steps per epoch, counted over the run: evaluations after steps 7,
+	// 14, 21, at the end of epoch 1, after 28, 35, 42, 49, at the end.
+	if len(seen) != 9 || len(res.Evals) != 7 || res.Evals[1].Step != 14 || res.Evals[6].Step != 49 {
+		t.Fatalf("%d evaluations, in-epoch %v", len(seen), res.Evals)
+	}
+	if res.BestEpoch != 1 || res.BestStep != 14 || res.BestDevAcc != 10 {
+		t.Fatalf("best epoch %d step %d score %g; want epoch 1 step 14 score 10", res.BestEpoch, res.BestStep, res.BestDevAcc)
+	}
+	kept, err := model.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := tensor.MaxAbsDiff(weights(kept), seen[1]); d != 0 {
+		t.Fatalf("the kept model differs from the best-scored one by %g", d)
+	}
+	// Killed in epoch 2, after the best save's checkpoint.
+	out2 := filepath.Join(dir, "k")
+	if _, _, err := run(&failingObjective{failAtStep: 30}, out2, false); err == nil || !strings.Contains(err.Error(), "killed") {
+		t.Fatalf("the run did not stop: %v", err)
+	}
+	res2, _, err := run(Standard{}, out2, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k2, err := model.Load(out2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res2.BestStep != 14 || tensor.MaxAbsDiff(weights(k2), seen[1]) != 0 {
+		t.Fatalf("after the resume: best step %d, model differs by %g", res2.BestStep, tensor.MaxAbsDiff(weights(k2), seen[1]))
+	}
+}

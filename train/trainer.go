@@ -72,6 +72,13 @@ type Options struct {
 	// continues it and ends where one longer run would have: each epoch's
 	// draws depend only on the seed and the epoch number.
 	KeepCheckpoint bool
+	// Evaluate, when set, is the selection score (higher is better) in place
+	// of dev accuracy: a sentence encoder's STS-B dev Spearman, say. It
+	// runs at every epoch end and, with EvalEvery > 0, every EvalEvery
+	// steps (counted over the run); a better score saves the model then,
+	// with a checkpoint, so that a resumed run knows it.
+	Evaluate  func(*model.Model) (float64, error)
+	EvalEvery int
 }
 
 func (o *Options) defaults() error {
@@ -134,11 +141,22 @@ type EpochStats struct {
 
 // Result summarises a run.
 type Result struct {
-	Epochs       []EpochStats `json:"epochs"`
-	BestEpoch    int          `json:"best_epoch"`
-	BestDevAcc   float64      `json:"best_dev_acc"`
-	ResumedFrom  int          `json:"resumed_from,omitempty"`
-	StoppedEarly bool         `json:"stopped_early,omitempty"`
+	Epochs     []EpochStats `json:"epochs"`
+	BestEpoch  int          `json:"best_epoch"`
+	BestDevAcc float64      `json:"best_dev_acc"`
+	// BestStep is the step (counted over the run) after which the kept
+	// model was evaluated inside an epoch; 0 when it was an epoch's end.
+	BestStep int `json:"best_step,omitempty"`
+	// Evals are Options.Evaluate's scores inside epochs, by step.
+	Evals        []StepScore `json:"evals,omitempty"`
+	ResumedFrom  int         `json:"resumed_from,omitempty"`
+	StoppedEarly bool        `json:"stopped_early,omitempty"`
+}
+
+// StepScore is one evaluation inside an epoch.
+type StepScore struct {
+	Step  int     `json:"step"`
+	Score float64 `json:"score"`
 }
 
 // state is what a checkpoint stores besides tensors.
@@ -401,6 +419,32 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			}
 			opz.Step(params)
 			optim.ZeroGrad(params)
+			if global := (epoch-1)*len(batches) + step + 1; opt.Evaluate != nil && opt.EvalEvery > 0 && global%opt.EvalEvery == 0 && step+1 < len(batches) {
+				score, err := opt.Evaluate(m)
+				if err != nil {
+					return nil, fmt.Errorf("epoch %d step %d: evaluation: %w", epoch, step+1, err)
+				}
+				st.Result.Evals = append(st.Result.Evals, StepScore{global, score})
+				better := epoch >= selectFrom && (st.Result.BestEpoch == 0 || score > st.Result.BestDevAcc)
+				if opt.Progress != nil {
+					fmt.Fprintf(opt.Progress, "\nstep %d: score %.4f%s\n", global, score, map[bool]string{true: " *best*"}[better])
+				}
+				if better {
+					st.Result.BestEpoch, st.Result.BestStep, st.Result.BestDevAcc = epoch, global, score
+					m.Training = trainingRecord(opt, obj, st.Result)
+					if err := m.Save(opt.Out); err != nil {
+						return nil, err
+					}
+					mid := ep
+					mid.Step, mid.TapeDraws = step+1, tapeSrc.Draws()
+					mid.Seconds += time.Since(start).Seconds()
+					st.Partial = &mid
+					if err := save(ckpt, m, obj, opz, st); err != nil {
+						return nil, err
+					}
+					st.Partial, lastSave = nil, time.Now()
+				}
+			}
 			ep.LossSum += loss * float64(b.B)
 			for k, v := range out.Terms {
 				ep.Terms[k] += float64(v) * float64(b.B)
@@ -433,14 +477,20 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		}
 		es := EpochStats{Epoch: epoch, Steps: len(batches), TrainLoss: ep.LossSum / float64(ep.Seen),
 			TrainAcc: float64(ep.Correct) / float64(ep.Seen), LR: lr, Seconds: ep.Seconds + time.Since(start).Seconds(), Terms: terms}
-		if len(dev) > 0 {
+		switch {
+		case opt.Evaluate != nil:
+			var err error
+			if es.DevAcc, err = opt.Evaluate(m); err != nil {
+				return nil, fmt.Errorf("epoch %d: evaluation: %w", epoch, err)
+			}
+		case len(dev) > 0:
 			es.DevAcc = Accuracy(m.Net, dev)
 		}
 		eligible := epoch >= selectFrom
-		improved := eligible && (len(dev) == 0 || st.Result.BestEpoch == 0 || es.DevAcc > st.Result.BestDevAcc)
+		improved := eligible && ((len(dev) == 0 && opt.Evaluate == nil) || st.Result.BestEpoch == 0 || es.DevAcc > st.Result.BestDevAcc)
 		if improved {
 			es.Best = true
-			st.Result.BestEpoch, st.Result.BestDevAcc = epoch, es.DevAcc
+			st.Result.BestEpoch, st.Result.BestDevAcc, st.Result.BestStep = epoch, es.DevAcc, 0
 			st.BadEpoch = 0
 			m.Training = trainingRecord(opt, obj, st.Result)
 			if err := m.Save(opt.Out); err != nil {

@@ -44,6 +44,7 @@ func commands() []command {
 		{"predict", "classify texts given as arguments or one per line on stdin", runPredict},
 		{"embed-text", "sentence embeddings of texts from a transformer (a textarmor model or a Hugging Face directory)", runEmbedText},
 		{"eval-sts", "score a transformer's sentence embeddings on STS-B (Spearman ×100 of cosine similarities), SICK-R, STS12–16", runEvalSTS},
+		{"embed-train", "train a sentence encoder contrastively: SimCSE or RobustEmbed (adversarial views); not word vectors (embed train)", runSentenceTrain},
 		{"export", "write a transformer model as a Hugging Face directory (BertForSequenceClassification)", runExport},
 		{"bench", "measure GEMM peak, training-step and forward speed", runBench},
 		{"completion", "print a shell completion script: 'completion bash'", runCompletion},
