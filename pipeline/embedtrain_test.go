@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/pipeline"
@@ -124,6 +125,34 @@ func TestEmbedTrain(t *testing.T) {
 		edit(&bad)
 		if _, err := pipeline.EmbedTrain(context.Background(), bad); err == nil {
 			t.Errorf("%+v accepted", bad)
+		}
+	}
+}
+
+// The offline corpus on the real data: at least 100k distinct sentences
+// (issue #45), from each source, none longer than 64 words.
+func TestSentenceCorpusRealData(t *testing.T) {
+	dir := os.Getenv("TEXTARMOR_DATA")
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "data")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "imdb")); err != nil {
+		t.Skipf("skipping: %s not available (%v); set TEXTARMOR_DATA", dir, err)
+	}
+	if _, err := os.Stat(filepath.Join(lexicon.DefaultWordNetDir(), "data.noun")); err != nil {
+		t.Skipf("skipping: WordNet not installed (%v)", err)
+	}
+	sents, sources, err := pipeline.SentenceCorpus(dir, "", 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d sentences: %v", len(sents), sources)
+	if len(sents) < 100000 || len(sources) != 5 {
+		t.Fatalf("%d sentences from %v", len(sents), sources)
+	}
+	for _, s := range sents[:1000] {
+		if n := len(strings.Fields(s)); n < 4 || n > 64 {
+			t.Fatalf("%d words: %q", n, s)
 		}
 	}
 }
