@@ -267,6 +267,16 @@ const EmbedBatch = 64
 // embedding), else as the classifier pools, and normalised to unit length
 // when the spec says so. Texts are batched by length.
 func (m *Model) Embed(texts []string) ([][]float32, error) {
+	seqs := make([][]int32, len(texts))
+	for i, s := range texts {
+		seqs[i] = m.Encode(s)
+	}
+	return m.EmbedIDs(seqs)
+}
+
+// EmbedIDs is Embed for texts already read as ids (Encode's). It is safe
+// for concurrent use: each call runs its own inference tape.
+func (m *Model) EmbedIDs(seqs [][]int32) ([][]float32, error) {
 	tr, ok := m.Net.Enc.(*nn.Transformer)
 	if !ok {
 		return nil, fmt.Errorf("sentence embeddings need a transformer model, not %s", m.Net.Cfg.Arch)
@@ -275,16 +285,12 @@ func (m *Model) Embed(texts []string) ([][]float32, error) {
 	if m.Sentence != nil {
 		spec = *m.Sentence
 	}
-	seqs := make([][]int32, len(texts))
-	for i, s := range texts {
-		seqs[i] = m.Encode(s)
-	}
 	order := make([]int, len(seqs))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return len(seqs[order[a]]) < len(seqs[order[b]]) })
-	out := make([][]float32, len(texts))
+	out := make([][]float32, len(seqs))
 	tp := ag.NewTape()
 	tp.NoGrad = true
 	for start := 0; start < len(order); start += EmbedBatch {
