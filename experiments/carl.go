@@ -437,18 +437,6 @@ func pairedDiff(a, b []float64) (diff, se float64) {
 	return sum / float64(len(a)), math.Sqrt(metrics.MeanVariance(sum, sumSq, len(a)))
 }
 
-// orderVerdict judges the claim diff > 0: holds beyond two SE, fails
-// beyond two SE the other way, a tie otherwise.
-func orderVerdict(diff, se float64) string {
-	switch {
-	case diff > 2*se:
-		return "holds"
-	case diff < -2*se:
-		return "fails"
-	}
-	return "tie"
-}
-
 // carlChecks states issue #43's orderings, each a paired comparison of two
 // rows on the same test examples.
 func carlChecks(c CARLTable, cells map[string]map[string]carlCell) []string {
@@ -493,7 +481,7 @@ func carlChecks(c CARLTable, cells map[string]map[string]carlCell) []string {
 		if math.IsNaN(d) {
 			return "", false
 		}
-		return fmt.Sprintf("%s: %s %s > %s: %+.*f ± %.*f: %s", ds, what, a, b, 3-int(math.Log10(scale)), scale*d, 3-int(math.Log10(scale)), scale*se, orderVerdict(d, se)), true
+		return fmt.Sprintf("%s: %s %s > %s: %+.*f ± %.*f: %s", ds, what, a, b, 3-int(math.Log10(scale)), scale*d, 3-int(math.Log10(scale)), scale*se, OrderVerdict(d, se)), true
 	}
 	add := func(s string, ok bool) {
 		if ok {

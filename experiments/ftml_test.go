@@ -182,8 +182,9 @@ func TestFTMLChecks(t *testing.T) {
 	if got != want {
 		t.Errorf("checks:\n%s\nwant:\n%s", got, want)
 	}
-	// With the cells' sizes, a margin carries its standard error:
-	// √(.76·.24/1000 + .77·.23/200) = 3.3 points.
+	// With the cells' sizes, a margin carries its standard error
+	// (√(.76·.24/1000 + .77·.23/200) = 3.3 points) and a difference within
+	// two of them is a tie; FTML's 6-point lead over 70 is beyond them.
 	for i := range cells {
 		cells[i].N = 1000
 		if cells[i].Defense == "sem" {
@@ -191,7 +192,10 @@ func TestFTMLChecks(t *testing.T) {
 		}
 	}
 	got = strings.Join(FTMLChecks(cells, []string{"pwws"}, nil), "\n")
-	if w := "pwws: FTML 76.0 ≥ sem 77.0 (difference -1.0 ± 3.3 SE): fails"; !strings.Contains(got, w) {
+	if w := "pwws: FTML 76.0 ≥ 70 (± 1.4 SE): holds"; !strings.Contains(got, w) {
+		t.Errorf("checks:\n%s\nlack %q", got, w)
+	}
+	if w := "pwws: FTML 76.0 ≥ sem 77.0 (difference -1.0 ± 3.3 SE): tie"; !strings.Contains(got, w) {
 		t.Errorf("checks:\n%s\nlack %q", got, w)
 	}
 }
@@ -213,7 +217,8 @@ func TestFTMLChecksPaired(t *testing.T) {
 	kept := map[[2]string]map[int]bool{{"ftml", "pwws"}: ftml, {"sem", "pwws"}: sem}
 	got := strings.Join(FTMLChecks(cells, []string{"pwws"}, kept), "\n")
 	// Differences per example: 0 0 0 1 1, mean 0.4, sample variance 0.3, SE √(0.3/5) = 24.5 points.
-	if w := "pwws: FTML 100.0 ≥ sem 60.0 on the 5 examples both attacked (FTML 50.0 on its 10; paired difference +40.0 ± 24.5 SE): holds"; !strings.Contains(got, w) {
+	// +40 within two SE (49.0): a tie.
+	if w := "pwws: FTML 100.0 ≥ sem 60.0 on the 5 examples both attacked (FTML 50.0 on its 10; paired difference +40.0 ± 24.5 SE): tie"; !strings.Contains(got, w) {
 		t.Errorf("checks:\n%s\nlack %q", got, w)
 	}
 	// The same examples on both sides: one line with the sample size.
@@ -223,7 +228,7 @@ func TestFTMLChecksPaired(t *testing.T) {
 	cells[3] = FTMLCell{Defense: "sem", Column: "pwws", Accuracy: 80, N: 10}
 	got = strings.Join(FTMLChecks(cells, []string{"pwws"}, kept), "\n")
 	// Differences: 0 0 0 1 1 -1 -1 -1 -1 -1, mean -0.3, mean square 0.7, sample variance 0.61·10/9, SE √(0.0678) = 26.0 points.
-	if w := "pwws: FTML 50.0 ≥ sem 80.0 (paired difference -30.0 ± 26.0 SE over 10): fails"; !strings.Contains(got, w) {
+	if w := "pwws: FTML 50.0 ≥ sem 80.0 (paired difference -30.0 ± 26.0 SE over 10): tie"; !strings.Contains(got, w) {
 		t.Errorf("checks:\n%s\nlack %q", got, w)
 	}
 }
@@ -295,5 +300,18 @@ func TestIdentityComparesOwnSettings(t *testing.T) {
 	want["settings"].(map[string]any)["SPGD"].(map[string]any)["Step"] = 0.5 // a new setting, on
 	if d := differs(had, want); !strings.Contains(d, "settings") {
 		t.Fatalf("a new setting away from its zero default: %q", d)
+	}
+}
+
+func TestVerdicts(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{OrderVerdict(1, 0.4), "holds"}, {OrderVerdict(0.7, 0.4), "tie"}, {OrderVerdict(-0.9, 0.4), "fails"}, {OrderVerdict(0, 0), "tie"},
+		{WithinVerdict(0.1, 0.1, 0.5), "holds"}, {WithinVerdict(-0.64, 0.3, 0.5), "tie"}, {WithinVerdict(-1.2, 0.3, 0.5), "fails"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %s, want %s", c.got, c.want)
+		}
 	}
 }

@@ -161,7 +161,9 @@ func (r *ftmlRun) keptByCell(cells []FTMLCell) (map[[2]string]map[int]bool, erro
 // accurate as every baseline in every attack column. Where both cells'
 // per-example results are known (kept), FTML and a baseline are compared
 // on the examples both attacked, with a paired standard error; otherwise
-// the cells' values are compared with an unpaired one.
+// the cells' values are compared with an unpaired one. A claim holds or
+// fails beyond two standard errors and is a tie in between
+// (OrderVerdict); cells without their sizes get the point verdict.
 func FTMLChecks(cells []FTMLCell, atks []string, kept map[[2]string]map[int]bool) []string {
 	acc := map[[2]string]float64{}
 	size := map[[2]string]int{}
@@ -179,22 +181,27 @@ func FTMLChecks(cells []FTMLCell, atks []string, kept map[[2]string]map[int]bool
 		if p := metrics.PairedAccuracy(kept[f], kept[o]); p.N > 0 {
 			n, af, ao, se := p.N, 100*p.A, 100*p.B, 100*p.SE
 			if n == size[f] && n == size[o] {
-				return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f (paired difference %+.1f ± %.1f SE over %d): %s", a, af, d, ao, af-ao, se, n, Verdict(af >= ao))
+				return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f (paired difference %+.1f ± %.1f SE over %d): %s", a, af, d, ao, af-ao, se, n, OrderVerdict(af-ao, se))
 			}
 			return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f on the %d examples both attacked (FTML %.1f on its %d; paired difference %+.1f ± %.1f SE): %s",
-				a, af, d, ao, n, acc[f], size[f], af-ao, se, Verdict(af >= ao))
+				a, af, d, ao, n, acc[f], size[f], af-ao, se, OrderVerdict(af-ao, se))
 		}
-		noise := ""
-		if size[f] > 0 && size[o] > 0 {
-			se := math.Hypot(metrics.BinomialSE(acc[f]/100, size[f]), metrics.BinomialSE(acc[o]/100, size[o]))
-			noise = fmt.Sprintf(" (difference %+.1f ± %.1f SE)", acc[f]-acc[o], 100*se)
+		if size[f] == 0 || size[o] == 0 { // sizes unknown: no standard error
+			return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f: %s", a, acc[f], d, acc[o], Verdict(acc[f] >= acc[o]))
 		}
-		return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f%s: %s", a, acc[f], d, acc[o], noise, Verdict(acc[f] >= acc[o]))
+		se := 100 * math.Hypot(metrics.BinomialSE(acc[f]/100, size[f]), metrics.BinomialSE(acc[o]/100, size[o]))
+		return fmt.Sprintf("%s: FTML %.1f ≥ %s %.1f (difference %+.1f ± %.1f SE): %s", a, acc[f], d, acc[o], acc[f]-acc[o], se, OrderVerdict(acc[f]-acc[o], se))
 	}
 	var out []string
 	if f, ok := acc[[2]string{"ftml", "clean"}]; ok {
 		if s, ok := acc[[2]string{"standard", "clean"}]; ok {
-			out = append(out, fmt.Sprintf("clean: FTML %.1f ≥ standard %.1f − 3.5: %s", f, s, Verdict(f >= s-3.5)))
+			nf, ns := size[[2]string{"ftml", "clean"}], size[[2]string{"standard", "clean"}]
+			if nf == 0 || ns == 0 {
+				out = append(out, fmt.Sprintf("clean: FTML %.1f ≥ standard %.1f − 3.5: %s", f, s, Verdict(f >= s-3.5)))
+			} else {
+				se := 100 * math.Hypot(metrics.BinomialSE(f/100, nf), metrics.BinomialSE(s/100, ns))
+				out = append(out, fmt.Sprintf("clean: FTML %.1f ≥ standard %.1f − 3.5 (± %.1f SE): %s", f, s, se, OrderVerdict(f-s+3.5, se)))
+			}
 		}
 	}
 	for _, a := range atks {
@@ -203,7 +210,12 @@ func FTMLChecks(cells []FTMLCell, atks []string, kept map[[2]string]map[int]bool
 			continue
 		}
 		if a == "pwws" || a == "ga" || a == "pso" {
-			out = append(out, fmt.Sprintf("%s: FTML %.1f ≥ 70: %s", a, f, Verdict(f >= 70)))
+			if n := size[[2]string{"ftml", a}]; n == 0 {
+				out = append(out, fmt.Sprintf("%s: FTML %.1f ≥ 70: %s", a, f, Verdict(f >= 70)))
+			} else {
+				se := 100 * metrics.BinomialSE(f/100, n)
+				out = append(out, fmt.Sprintf("%s: FTML %.1f ≥ 70 (± %.1f SE): %s", a, f, se, OrderVerdict(f-70, se)))
+			}
 		}
 		for _, d := range defs {
 			if _, ok := acc[[2]string{d, a}]; ok && d != "ftml" && d != "standard" {

@@ -347,18 +347,18 @@ func spgdChecks(cells map[string]spgdCell) []string {
 	}
 	if l, sl, ok := acc("lm"); ok {
 		if r, sr, ok := acc("random"); ok {
-			out = append(out, fmt.Sprintf("LM-initialised %.2f ≥ random %.2f + 1.5 (difference %+.2f ± %.2f SE): %s", l, r, l-r, math.Hypot(sl, sr), Verdict(l >= r+1.5)))
+			out = append(out, fmt.Sprintf("LM-initialised %.2f ≥ random %.2f + 1.5 (difference %+.2f ± %.2f SE): %s", l, r, l-r, math.Hypot(sl, sr), OrderVerdict(l-r-1.5, math.Hypot(sl, sr))))
 		}
 		for _, m := range []string{"advt", "iadvt", "spgd"} {
 			if a, sa, ok := acc(m); ok {
-				out = append(out, fmt.Sprintf("%s %.2f ≥ LM-initialised %.2f (difference %+.2f ± %.2f SE): %s", m, a, l, a-l, math.Hypot(sa, sl), Verdict(a >= l)))
+				out = append(out, fmt.Sprintf("%s %.2f ≥ LM-initialised %.2f (difference %+.2f ± %.2f SE): %s", m, a, l, a-l, math.Hypot(sa, sl), OrderVerdict(a-l, math.Hypot(sa, sl))))
 			}
 		}
 	}
-	if s, _, ok := acc("spgd"); ok {
+	if s, ss, ok := acc("spgd"); ok {
 		for _, m := range []string{"advt", "iadvt"} {
-			if a, _, ok := acc(m); ok {
-				out = append(out, fmt.Sprintf("SPGD %.2f within 0.5 of %s %.2f: %s", s, m, a, Verdict(math.Abs(s-a) <= 0.5)))
+			if a, sa, ok := acc(m); ok {
+				out = append(out, fmt.Sprintf("SPGD %.2f within 0.5 of %s %.2f (difference %+.2f ± %.2f SE): %s", s, m, a, s-a, math.Hypot(ss, sa), WithinVerdict(s-a, math.Hypot(ss, sa), 0.5)))
 			}
 		}
 	}
@@ -373,10 +373,10 @@ func spgdChecks(cells map[string]spgdCell) []string {
 	a, okA := gap("advt")
 	i, okI := gap("iadvt")
 	if okS && okA && okI {
-		out = append(out, fmt.Sprintf("perplexity gap SPGD %.2f < AdvT %.2f < iAdvT %.2f: %s", s, a, i, Verdict(s < a && a < i)))
+		out = append(out, fmt.Sprintf("perplexity gap SPGD %.2f < AdvT %.2f < iAdvT %.2f (no SE: one evaluation of 1,000 texts): %s", s, a, i, Verdict(s < a && a < i)))
 	}
 	if okS && okA {
-		out = append(out, fmt.Sprintf("SPGD's gap %.2f at most half of AdvT's %.2f: %s", s, a, Verdict(s <= a/2)))
+		out = append(out, fmt.Sprintf("SPGD's gap %.2f at most half of AdvT's %.2f (no SE): %s", s, a, Verdict(s <= a/2)))
 	}
 	return out
 }

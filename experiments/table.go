@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,7 +138,35 @@ func (t *Table) Publish(w io.Writer, markdown string, js any, report, print bool
 	return nil
 }
 
-// Verdict words a check's outcome.
+// OrderVerdict judges the claim diff > 0 given its standard error: it
+// holds beyond two SE, fails beyond two SE the other way, and is a tie
+// otherwise (the project's rule for every claimed ordering).
+func OrderVerdict(diff, se float64) string {
+	switch {
+	case diff > 2*se:
+		return "holds"
+	case diff < -2*se:
+		return "fails"
+	}
+	return "tie"
+}
+
+// WithinVerdict judges the claim |diff| ≤ bound: it holds when even two
+// SE away |diff| stays within the bound, fails when even two SE closer it
+// exceeds it, and is a tie otherwise.
+func WithinVerdict(diff, se, bound float64) string {
+	switch d := math.Abs(diff); {
+	case d+2*se <= bound:
+		return "holds"
+	case d-2*se > bound:
+		return "fails"
+	}
+	return "tie"
+}
+
+// Verdict words the outcome of a check that has no standard error (a
+// measured value against a fixed target with no sampling noise of its
+// own): holds or fails.
 func Verdict(ok bool) string {
 	if ok {
 		return "holds"

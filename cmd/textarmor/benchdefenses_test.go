@@ -102,7 +102,7 @@ func TestBenchFTMLTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"| standard |", "| ftml |", "HLA†", "(89.7)", "(81.1)",
-		"clean: FTML", "pwws: FTML", "≥ 70: ", "hla: FTML", "≥ sem ", "≥ ibp ", "paired difference"} {
+		"clean: FTML", "pwws: FTML", "≥ 70 (± ", "hla: FTML", "≥ sem ", "≥ ibp ", "paired difference"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("table lacks %q:\n%s", want, stdout)
 		}
