@@ -20,6 +20,7 @@ import (
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -62,7 +63,7 @@ type victim struct {
 }
 
 func (v *victim) score(e []float32) float64 {
-	return v.cfg.Scale * math.Max(0, cosine(e, v.other))
+	return v.cfg.Scale * math.Max(0, tensor.Cosine(e, v.other))
 }
 
 // Predict implements attack.Victim.
@@ -83,19 +84,6 @@ func (v *victim) Predict(seqs [][]int32) [][]float32 {
 		v.mu.Unlock()
 	}
 	return out
-}
-
-func cosine(a, b []float32) float64 {
-	var ab, aa, bb float64
-	for i := range a {
-		ab += float64(a[i]) * float64(b[i])
-		aa += float64(a[i]) * float64(a[i])
-		bb += float64(b[i]) * float64(b[i])
-	}
-	if aa == 0 || bb == 0 {
-		return 0
-	}
-	return ab / math.Sqrt(aa*bb)
 }
 
 // PairResult is one pair's outcome.

@@ -13,6 +13,7 @@ import (
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
+	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 )
 
@@ -46,7 +47,7 @@ func score(t *testing.T, m *model.Model, a, b string) float64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return 5 * math.Max(0, cosine(e[0], e[1]))
+	return 5 * math.Max(0, tensor.Cosine(e[0], e[1]))
 }
 
 func TestRun(t *testing.T) {

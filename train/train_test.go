@@ -716,8 +716,11 @@ func TestEvaluateSelects(t *testing.T) {
 			Evaluate: func(m *model.Model) (float64, error) {
 				calls++
 				seen = append(seen, weights(m))
-				if calls == 2 { // the second evaluation is the best one
+				switch calls {
+				case 2: // after step 14: better than the epoch end
 					return 10, nil
+				case 6: // after step 35, inside epoch 2: the best
+					return 20, nil
 				}
 				return float64(calls % 3), nil
 			}}
@@ -734,19 +737,20 @@ func TestEvaluateSelects(t *testing.T) {
 	if len(seen) != 9 || len(res.Evals) != 7 || res.Evals[1].Step != 14 || res.Evals[6].Step != 49 {
 		t.Fatalf("%d evaluations, in-epoch %v", len(seen), res.Evals)
 	}
-	if res.BestEpoch != 1 || res.BestStep != 14 || res.BestDevAcc != 10 {
-		t.Fatalf("best epoch %d step %d score %g; want epoch 1 step 14 score 10", res.BestEpoch, res.BestStep, res.BestDevAcc)
+	if res.BestEpoch != 2 || res.BestStep != 35 || res.BestDevAcc != 20 {
+		t.Fatalf("best epoch %d step %d score %g; want epoch 2 step 35 score 20", res.BestEpoch, res.BestStep, res.BestDevAcc)
 	}
 	kept, err := model.Load(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := tensor.MaxAbsDiff(weights(kept), seen[1]); d != 0 {
+	if d := tensor.MaxAbsDiff(weights(kept), seen[5]); d != 0 {
 		t.Fatalf("the kept model differs from the best-scored one by %g", d)
 	}
-	// Killed in epoch 2, after the best save's checkpoint.
+	// Killed in epoch 2 after the best save at step 35 (and its checkpoint):
+	// the resumed run continues from there.
 	out2 := filepath.Join(dir, "k")
-	if _, _, err := run(&failingObjective{failAtStep: 30}, out2, false); err == nil || !strings.Contains(err.Error(), "killed") {
+	if _, _, err := run(&failingObjective{failAtStep: 38}, out2, false); err == nil || !strings.Contains(err.Error(), "killed") {
 		t.Fatalf("the run did not stop: %v", err)
 	}
 	res2, _, err := run(Standard{}, out2, true)
@@ -757,7 +761,10 @@ func TestEvaluateSelects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res2.BestStep != 14 || tensor.MaxAbsDiff(weights(k2), seen[1]) != 0 {
-		t.Fatalf("after the resume: best step %d, model differs by %g", res2.BestStep, tensor.MaxAbsDiff(weights(k2), seen[1]))
+	if res2.BestStep != 35 || tensor.MaxAbsDiff(weights(k2), seen[5]) != 0 {
+		t.Fatalf("after the resume: best step %d, model differs by %g", res2.BestStep, tensor.MaxAbsDiff(weights(k2), seen[5]))
+	}
+	if a, b := res.Epochs[1].TrainLoss, res2.Epochs[len(res2.Epochs)-1].TrainLoss; a != b {
+		t.Fatalf("epoch 2's training loss %g uninterrupted, %g resumed", a, b)
 	}
 }

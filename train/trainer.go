@@ -394,6 +394,16 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			tapeSrc.Skip(p.TapeDraws)
 		}
 		st.Partial = nil
+		// savePartial checkpoints inside the epoch, after step (0-based).
+		savePartial := func(step int) error {
+			mid := ep
+			mid.Step, mid.TapeDraws = step+1, tapeSrc.Draws()
+			mid.Seconds += time.Since(start).Seconds()
+			st.Partial = &mid
+			err := save(ckpt, m, obj, opz, st)
+			st.Partial, lastSave = nil, time.Now()
+			return err
+		}
 		for step := ep.Step; step < len(batches); step++ {
 			b := batches[step]
 			tape.Reset()
@@ -419,6 +429,20 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			}
 			opz.Step(params)
 			optim.ZeroGrad(params)
+			ep.LossSum += loss * float64(b.B)
+			for k, v := range out.Terms {
+				ep.Terms[k] += float64(v) * float64(b.B)
+			}
+			if out.Logits != nil {
+				c := out.Logits.Shape()[1]
+				for i, y := range b.Labels {
+					if nn.Argmax(out.Logits.Data()[i*c:(i+1)*c]) == y {
+						ep.Correct++
+					}
+				}
+			}
+			ep.Seen += b.B
+			bar.update(step+1, ep.LossSum/float64(ep.Seen), float64(ep.Correct)/float64(ep.Seen))
 			if global := (epoch-1)*len(batches) + step + 1; opt.Evaluate != nil && opt.EvalEvery > 0 && global%opt.EvalEvery == 0 && step+1 < len(batches) {
 				score, err := opt.Evaluate(m)
 				if err != nil {
@@ -435,39 +459,15 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 					if err := m.Save(opt.Out); err != nil {
 						return nil, err
 					}
-					mid := ep
-					mid.Step, mid.TapeDraws = step+1, tapeSrc.Draws()
-					mid.Seconds += time.Since(start).Seconds()
-					st.Partial = &mid
-					if err := save(ckpt, m, obj, opz, st); err != nil {
+					if err := savePartial(step); err != nil {
 						return nil, err
 					}
-					st.Partial, lastSave = nil, time.Now()
 				}
 			}
-			ep.LossSum += loss * float64(b.B)
-			for k, v := range out.Terms {
-				ep.Terms[k] += float64(v) * float64(b.B)
-			}
-			if out.Logits != nil {
-				c := out.Logits.Shape()[1]
-				for i, y := range b.Labels {
-					if nn.Argmax(out.Logits.Data()[i*c:(i+1)*c]) == y {
-						ep.Correct++
-					}
-				}
-			}
-			ep.Seen += b.B
-			bar.update(step+1, ep.LossSum/float64(ep.Seen), float64(ep.Correct)/float64(ep.Seen))
 			if opt.CheckpointEvery > 0 && step+1 < len(batches) && time.Since(lastSave) >= opt.CheckpointEvery {
-				mid := ep
-				mid.Step, mid.TapeDraws = step+1, tapeSrc.Draws()
-				mid.Seconds += time.Since(start).Seconds()
-				st.Partial = &mid
-				if err := save(ckpt, m, obj, opz, st); err != nil {
+				if err := savePartial(step); err != nil {
 					return nil, err
 				}
-				st.Partial, lastSave = nil, time.Now()
 			}
 		}
 		bar.finish()
