@@ -60,6 +60,9 @@ func NewEmbedTrainConfig() EmbedTrainConfig {
 
 // EmbedTrainReport is a finished run.
 type EmbedTrainReport struct {
+	// Start is the checkpoint's own STS-B dev Spearman, before training
+	// (reported, not a selection candidate).
+	Start     float64
 	Result    *train.Result
 	Sentences int
 	Sources   map[string]int
@@ -229,11 +232,16 @@ func EmbedTrain(ctx context.Context, c EmbedTrainConfig) (*EmbedTrainReport, err
 		return r.Spearman, err
 	}
 	opt.EvalEvery = c.EvalEvery
+	startScore, err := opt.Evaluate(m)
+	if err != nil {
+		return nil, err
+	}
 	opt.Info = map[string]any{"method": c.Method, "init": c.Init, "pool": pool, "max_len": m.MaxLen, "sentences": len(sents),
 		"corpus": sources, "selection": fmt.Sprintf("STS-B dev Spearman (%d pairs)", len(dev)), "blas": tensor.BackendDetail()}
 	DescribeObjective(obj, opt.Info, log)
-	fmt.Fprintf(log, "embed-train: %s from %s, %d sentences (%v), pool %s, max length %d; %d epochs, batch %d, %s lr %g; STS-B dev (%d pairs) every %d steps\n",
-		c.Method, c.Init, len(sents), sources, pool, m.MaxLen, opt.Epochs, opt.BatchSize, opt.Optimizer, opt.LR, len(dev), c.EvalEvery)
+	fmt.Fprintf(log, "embed-train: %s from %s, %d sentences (%s), pool %s, max length %d; epochs %d, batch %d, %s lr %g; STS-B dev (%d pairs) every %d steps; %.2f before training\n",
+		c.Method, c.Init, len(sents), sourceList(sources), pool, m.MaxLen, opt.Epochs, opt.BatchSize, opt.Optimizer, opt.LR, len(dev), c.EvalEvery, startScore)
+	opt.Info["start_score"] = startScore
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -241,5 +249,19 @@ func EmbedTrain(ctx context.Context, c EmbedTrainConfig) (*EmbedTrainReport, err
 	if err != nil {
 		return nil, err
 	}
-	return &EmbedTrainReport{Result: res, Sentences: len(sents), Sources: sources, Elapsed: time.Since(start), Out: opt.Out}, nil
+	return &EmbedTrainReport{Start: startScore, Result: res, Sentences: len(sents), Sources: sources, Elapsed: time.Since(start), Out: opt.Out}, nil
+}
+
+// sourceList writes the corpus sources in name order: "imdb train 226757, …".
+func sourceList(sources map[string]int) string {
+	names := make([]string, 0, len(sources))
+	for k := range sources {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = fmt.Sprintf("%s %d", k, sources[k])
+	}
+	return strings.Join(parts, ", ")
 }

@@ -52,7 +52,7 @@ func runSentenceTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%s: best STS-B dev Spearman %.2f (epoch %d, step %d) after %s; %d sentences\n",
-		rep.Out, rep.Result.BestDevAcc, rep.Result.BestEpoch, rep.Result.BestStep, rep.Elapsed.Round(1e9), rep.Sentences)
+	_, err = fmt.Fprintf(stdout, "%s: best STS-B dev Spearman %.2f (epoch %d, step %d; %.2f before training) after %s; %d sentences\n",
+		rep.Out, rep.Result.BestDevAcc, rep.Result.BestEpoch, rep.Result.BestStep, rep.Start, rep.Elapsed.Round(1e9), rep.Sentences)
 	return err
 }
