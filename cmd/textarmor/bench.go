@@ -30,12 +30,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return runBenchCARLTable(args[1:], stdout, stderr)
 		case "spgd-table":
 			return runBenchSPGDTable(args[1:], stdout, stderr)
+		case "robustembed-table":
+			return runBenchRobustEmbedTable(args[1:], stdout, stderr)
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			return usageError{fmt.Errorf("bench %q: valid are defenses, ftml-table, flat-table, spgd-table, carl-table, paired, transformer, or flags for the GEMM and model speed table", args[0])}
+			return usageError{fmt.Errorf("bench %q: valid are defenses, ftml-table, flat-table, spgd-table, carl-table, robustembed-table, paired, transformer, or flags for the GEMM and model speed table", args[0])}
 		}
 	}
-	fs := newFlags("bench", "bench [defenses|ftml-table|flat-table|spgd-table|carl-table|paired|transformer] [flags]", stderr)
+	fs := newFlags("bench", "bench [defenses|ftml-table|flat-table|spgd-table|carl-table|robustembed-table|paired|transformer] [flags]", stderr)
 	c := experiments.NewSpeedConfig()
 	var asJSON bool
 	speedFlags(fs, &c, &asJSON)

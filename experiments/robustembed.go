@@ -1,0 +1,306 @@
+package experiments
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/textarmor/textarmor/advsts"
+	"github.com/textarmor/textarmor/attack"
+	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/model"
+	"github.com/textarmor/textarmor/pipeline"
+	"github.com/textarmor/textarmor/tensor"
+)
+
+// RobustEmbedTable configures RobustEmbed's tables (spec robustembed.md
+// §9) from one checkpoint: a row for the checkpoint as it is ("start") and
+// one per training method (simcse, robustembed), Table 1's STS columns
+// and Table 4's AdvSTS columns. Every unit is a file under Out: a row's
+// model and record, its STS cell, one cell and one CSV-free JSON per
+// AdvSTS attack; a rerun resumes and refuses rows of other settings.
+type RobustEmbedTable struct {
+	DataDir, Out string
+	// Init is the checkpoint every row starts from ("" = the shared
+	// all-MiniLM-L6-v2 under DataDir).
+	Init string
+	// Rows: "start", "simcse", "robustembed".
+	Rows []string
+	// Train is the training rows' configuration (Method, Init, DataDir and
+	// Options.Out are set per row).
+	Train pipeline.EmbedTrainConfig
+	// STSSets are Table 1's columns (eval-sts names).
+	STSSets []string
+	// AdvAttacks are Table 4's recipes, run on the first AdvN pairs of
+	// each AdvSets test split (stsb, sickr); MLM is the masked-LM
+	// directory bae and bert-attack need.
+	AdvAttacks, AdvSets []string
+	AdvN                int
+	MLM                 string
+	Seed                int64
+	Workers             int
+	Log                 io.Writer
+}
+
+// NewRobustEmbedTable is the full configuration: the three rows, the
+// seven STS sets, AdvSTS with TextFooler, PWWS and TextBugger on 200
+// pairs of each test split.
+func NewRobustEmbedTable() RobustEmbedTable {
+	return RobustEmbedTable{Out: "robustembed-table", Rows: []string{"start", "simcse", "robustembed"}, Train: pipeline.NewEmbedTrainConfig(),
+		STSSets:    []string{"sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"},
+		AdvAttacks: []string{"textfooler", "pwws", "textbugger"}, AdvSets: []string{"stsb", "sickr"}, AdvN: 200, Workers: runtime.NumCPU()}
+}
+
+// RobustEmbedReport is the tables as they stand.
+type RobustEmbedReport struct {
+	Markdown string
+	STS      map[string]map[string]float64 // row → set → Spearman ×100
+	Adv      map[string]map[string]advCell // row → attack/set → cell
+	Rows     []string
+}
+
+type advCell struct {
+	N, Skipped, Successful, Failed int
+	ASR                            float64
+	PearsonClean, PearsonAttacked  float64
+}
+
+func (c *RobustEmbedTable) init() string {
+	if c.Init != "" {
+		return c.Init
+	}
+	return filepath.Join(c.DataDir, "models", "all-MiniLM-L6-v2")
+}
+
+func (c *RobustEmbedTable) check() error {
+	bad := func(format string, args ...any) error { return &pipeline.ConfigError{Err: fmt.Errorf(format, args...)} }
+	for _, r := range c.Rows {
+		if r != "start" && r != "simcse" && r != "robustembed" {
+			return bad("--rows: %q (valid: start, simcse, robustembed)", r)
+		}
+	}
+	for _, s := range c.AdvSets {
+		if s != "stsb" && s != "sickr" {
+			return bad("--adv-sets: %q (valid: stsb, sickr)", s)
+		}
+	}
+	for _, a := range c.AdvAttacks {
+		if _, err := attack.LookupRecipe(a); err != nil {
+			return &pipeline.ConfigError{Err: err}
+		}
+	}
+	switch {
+	case c.AdvN < 3:
+		return bad("--adv-n %d must be at least 3", c.AdvN)
+	case c.Workers < 1:
+		return bad("--workers %d must be at least 1", c.Workers)
+	case c.Out == "":
+		return bad("--out is required")
+	}
+	return nil
+}
+
+// RunRobustEmbedTable trains the rows it lacks, measures the cells it
+// lacks and returns the tables (also written to Out/table.md, table.json).
+func RunRobustEmbedTable(ctx context.Context, c RobustEmbedTable) (*RobustEmbedReport, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	t := &Table{Dir: c.Out, Log: c.Log, Name: "robustembed-table"}
+	for _, row := range c.Rows {
+		if err := t.WithRow(row, func() error { return c.row(ctx, t, row) }); err != nil {
+			return nil, fmt.Errorf("%s: %w", row, err)
+		}
+	}
+	return c.report(t, true)
+}
+
+// modelDir is where a row's encoder is.
+func (c *RobustEmbedTable) modelDir(t *Table, row string) string {
+	if row == "start" {
+		return c.init()
+	}
+	return t.Path(row, "model")
+}
+
+func (c *RobustEmbedTable) row(ctx context.Context, t *Table, row string) error {
+	if row != "start" {
+		if err := c.trainRow(ctx, t, row); err != nil {
+			return err
+		}
+	}
+	dir := c.modelDir(t, row)
+	var sts map[string]float64
+	if ok, err := t.ReadJSON(row, "sts.json", &sts); err != nil {
+		return err
+	} else if !ok {
+		t.logf("%s: STS", row)
+		r, err := pipeline.EvalSTS(ctx, pipeline.EvalSTSConfig{Model: dir, DataDir: c.DataDir, Sets: c.STSSets, Split: "test"})
+		if err != nil {
+			return err
+		}
+		sts = map[string]float64{}
+		for _, set := range c.STSSets {
+			key := set
+			if set == "stsb" || set == "sickr" {
+				key += "/test"
+			}
+			res, ok := r.Results[key]
+			if !ok {
+				return fmt.Errorf("eval-sts gave no %s", key)
+			}
+			sts[set] = res.Spearman
+		}
+		if err := t.WriteJSON(row, "sts.json", sts); err != nil {
+			return err
+		}
+	}
+	if len(c.AdvAttacks) == 0 {
+		return nil
+	}
+	m, err := model.Open(dir)
+	if err != nil {
+		return err
+	}
+	for _, set := range c.AdvSets {
+		pairs, err := loadSimTest(c.DataDir, set)
+		if err != nil {
+			return err
+		}
+		pairs = pairs[:min(c.AdvN, len(pairs))]
+		for _, a := range c.AdvAttacks {
+			name := "advsts-" + a + "-" + set + ".json"
+			var cell advCell
+			if ok, err := t.ReadJSON(row, name, &cell); err != nil || ok {
+				if err == nil && cell.N != len(pairs) {
+					err = fmt.Errorf("%s covers %d pairs, this run %d: remove it to recompute", t.Path(row, name), cell.N, len(pairs))
+				}
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			t.logf("%s: AdvSTS %s on %d %s pairs", row, a, len(pairs), set)
+			rc, _ := attack.LookupRecipe(a)
+			cfg, err := pipeline.BuildRecipe(rc, attack.ProtocolPaper, m, pipeline.AttackResources{DataDir: c.DataDir, MLM: c.MLM, Log: c.Log})
+			if err != nil {
+				return err
+			}
+			ac := advsts.DefaultConfig()
+			ac.Seed, ac.Workers = c.Seed, c.Workers
+			rep, err := advsts.Run(ctx, cfg.Attack, m, pairs, ac)
+			if err != nil {
+				return err
+			}
+			cell = advCell{N: rep.N, Skipped: rep.Skipped, Successful: rep.Successful, Failed: rep.Fail, ASR: rep.ASR,
+				PearsonClean: rep.PearsonClean, PearsonAttacked: rep.PearsonAttacked}
+			if err := t.WriteJSON(row, name, cell); err != nil {
+				return err
+			}
+			if err := t.WriteJSON(row, strings.TrimSuffix(name, ".json")+".pairs.json", rep.Pairs); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func loadSimTest(dir, set string) ([]dataset.SimPair, error) {
+	if set == "sickr" {
+		return dataset.LoadSICKR(dir, "test")
+	}
+	return dataset.LoadSTSB(dir, "test")
+}
+
+// trainRow trains a method's row unless its record says it is there;
+// a record of other settings is refused.
+func (c *RobustEmbedTable) trainRow(ctx context.Context, t *Table, row string) error {
+	tc := c.Train
+	tc.Method, tc.Init, tc.DataDir, tc.Log = row, c.init(), c.DataDir, c.Log
+	tc.Options.Out, tc.Options.Resume = t.Path(row, "model"), true
+	want := fmt.Sprintf("%s from %s: sentences %d, max length %d, pool %q, eval every %d (dev %d), tau %g, epochs %d, batch %d, lr %g, seed %d",
+		row, filepath.Base(filepath.Clean(tc.Init)), tc.Sentences, tc.MaxLen, tc.Pool, tc.EvalEvery, tc.DevN, tc.Tau, tc.Options.Epochs, tc.Options.BatchSize, tc.Options.LR, tc.Options.Seed)
+	if row == "robustembed" {
+		r := tc.RobustEmbed
+		want += fmt.Sprintf("; ε %g (%s), α %g, β %g, K %d, T %d, λ %g, γ %g, σ %g", r.Eps, r.Norm, r.Alpha, r.Beta, r.K, r.T, r.Lambda, r.Gamma, r.Sigma)
+	}
+	var rec struct{ Recipe string }
+	if ok, err := t.ReadJSON(row, "trained.json", &rec); err != nil {
+		return err
+	} else if ok {
+		if rec.Recipe != want {
+			return fmt.Errorf("%s was trained as %q, this run asks for %q: remove %s to retrain", t.Path(row, "trained.json"), rec.Recipe, want, t.RowDir(row))
+		}
+		return nil
+	}
+	t.logf("training %s", want)
+	if _, err := pipeline.EmbedTrain(ctx, tc); err != nil {
+		return err
+	}
+	rec.Recipe = want
+	return t.WriteJSON(row, "trained.json", rec)
+}
+
+// report builds the tables from the cells there.
+func (c *RobustEmbedTable) report(t *Table, write bool) (*RobustEmbedReport, error) {
+	rep := &RobustEmbedReport{STS: map[string]map[string]float64{}, Adv: map[string]map[string]advCell{}, Rows: c.Rows}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# RobustEmbed Tables 1 and 4 — from %s\n\nTable 1: Spearman ×100 of cosine similarities (test splits).\n\n| row |", filepath.Base(filepath.Clean(c.init())))
+	for _, s := range c.STSSets {
+		b.WriteString(" " + s + " |")
+	}
+	b.WriteString(" avg |\n|---|" + strings.Repeat("---|", len(c.STSSets)+1) + "\n")
+	for _, row := range c.Rows {
+		var sts map[string]float64
+		if ok, err := t.ReadJSON(row, "sts.json", &sts); err != nil {
+			return nil, err
+		} else if !ok {
+			continue
+		}
+		rep.STS[row] = sts
+		fmt.Fprintf(&b, "| %s |", row)
+		var sum float64
+		for _, s := range c.STSSets {
+			fmt.Fprintf(&b, " %.2f |", sts[s])
+			sum += sts[s]
+		}
+		fmt.Fprintf(&b, " %.2f |\n", sum/float64(len(c.STSSets)))
+	}
+	if len(c.AdvAttacks) > 0 {
+		fmt.Fprintf(&b, "\nTable 4 (AdvSTS, spec §10.13): attack success rate %% and Pearson ×100 before → after, on the first %d test pairs; the first sentence is rewritten.\n\n| row |", c.AdvN)
+		for _, s := range c.AdvSets {
+			for _, a := range c.AdvAttacks {
+				fmt.Fprintf(&b, " %s %s |", a, s)
+			}
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---|", len(c.AdvSets)*len(c.AdvAttacks)) + "\n")
+		for _, row := range c.Rows {
+			cells := map[string]advCell{}
+			fmt.Fprintf(&b, "| %s |", row)
+			for _, s := range c.AdvSets {
+				for _, a := range c.AdvAttacks {
+					var cell advCell
+					if ok, err := t.ReadJSON(row, "advsts-"+a+"-"+s+".json", &cell); err != nil {
+						return nil, err
+					} else if !ok {
+						b.WriteString(" — |")
+						continue
+					}
+					cells[a+"/"+s] = cell
+					fmt.Fprintf(&b, " %.1f (%.1f → %.1f) |", cell.ASR, cell.PearsonClean, cell.PearsonAttacked)
+				}
+			}
+			rep.Adv[row] = cells
+			b.WriteString("\n")
+		}
+	}
+	rep.Markdown = b.String()
+	if !write {
+		return rep, nil
+	}
+	js := map[string]any{"init": c.init(), "sts": rep.STS, "advsts": rep.Adv, "adv_n": c.AdvN, "blas": tensor.BackendDetail()}
+	return rep, t.Publish(nil, rep.Markdown, js, false, false)
+}
