@@ -50,16 +50,29 @@ type Target struct {
 	// word of the text (as Tok splits it) the L1 norm of the loss gradient
 	// with respect to its input embeddings.
 	TextGrad func(text string, label int) []float64
+	// EncodePair and TextGradPair are Encode and TextGrad for a victim that
+	// reads sentence pairs: an example with a Fixed text is attacked
+	// through them, its candidates (the second text) read together with
+	// the fixed first text. FromModel sets them for a model that reads
+	// pairs.
+	EncodePair   func(first, second string) []int32
+	TextGradPair func(first, second string, label int) []float64
 }
 
 // FromModel makes a Target of a loaded model. A transformer reads each
 // candidate as text (Target.Encode: the perturbed text re-tokenized into
 // word pieces), over an open word vocabulary of its own, so any substitute
-// can be tried, and its input gradients add up over each word's pieces.
+// can be tried, and its input gradients add up over each word's pieces;
+// one that reads sentence pairs reads each candidate with its example's
+// fixed text (EncodePair).
 func FromModel(m *model.Model) Target {
 	if m.Pieces != nil {
-		return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, Encode: m.Encode, UnkText: m.Pieces.Token(m.Pieces.UnkID()),
+		t := Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, Encode: m.Encode, UnkText: m.Pieces.Token(m.Pieces.UnkID()),
 			TextGrad: m.WordInputGrad}
+		if m.Pairs() {
+			t.EncodePair, t.TextGradPair = m.EncodePair, m.WordInputGradPair
+		}
+		return t
 	}
 	return Target{Victim: m.Net, Vocab: m.Vocab, Tok: m.Tok, MaxLen: m.MaxLen, InputGrad: m.Net.InputGradL1}
 }
@@ -99,6 +112,10 @@ type Example struct {
 	Index int
 	Text  string
 	Label int
+	// Fixed, when set, makes the example a sentence pair: the victim reads
+	// the pair (Fixed, Text) and the attack modifies Text only (an NLI
+	// hypothesis, MRPC's second sentence), leaving Fixed as it is.
+	Fixed string
 }
 
 // Result is the outcome of attacking one example.
@@ -132,6 +149,11 @@ type Result struct {
 	// attack's Post[k] judged and kept (in order; a text another
 	// constraint refused first is not judged). Not in the CSV.
 	PostChecked, PostPassed []int
+	// Fixed is a sentence pair's unmodified first text (Example.Fixed);
+	// OriginalText and PerturbedText are its second text. Not in the CSV,
+	// whose index column names the example; RunAll sets it on resumed
+	// rows too.
+	Fixed string
 }
 
 // Check is the outcome of reading a successful attack's text back.
@@ -146,15 +168,41 @@ const (
 // Read gives the model's class probabilities for texts as it reads them
 // from a file: tokenized, encoded and cut to MaxLen, or through Encode.
 func (t Target) Read(texts []string) [][]float32 {
+	return t.readPairs(nil, texts)
+}
+
+// readPairs is Read of the texts that are the second texts of sentence
+// pairs whose first texts are fixed[i] (a single text where fixed is nil
+// or fixed[i] is ""); pairs go through EncodePair.
+func (t Target) readPairs(fixed, texts []string) [][]float32 {
 	seqs := make([][]int32, len(texts))
 	for i, x := range texts {
-		if t.Encode != nil {
+		switch {
+		case fixed != nil && fixed[i] != "":
+			seqs[i] = t.EncodePair(fixed[i], x)
+		case t.Encode != nil:
 			seqs[i] = t.Encode(x)
-		} else {
+		default:
 			seqs[i] = t.Vocab.Encode(text.Texts(t.Tok.Tokenize(x)), t.MaxLen)
 		}
 	}
 	return t.Victim.Predict(seqs)
+}
+
+// forPair is the target the sentence pair (fixed, candidate) is attacked
+// through: its Encode and TextGrad read each candidate second text with
+// the fixed first text.
+func (t Target) forPair(fixed string) (Target, error) {
+	if t.EncodePair == nil {
+		return t, errors.New("attack: a sentence pair needs a victim that reads pairs (Target.EncodePair: a transformer fine-tuned on a pair task)")
+	}
+	enc, grad := t.EncodePair, t.TextGradPair
+	t.Encode = func(s string) []int32 { return enc(fixed, s) }
+	t.TextGrad, t.InputGrad = nil, nil
+	if grad != nil {
+		t.TextGrad = func(s string, label int) []float64 { return grad(fixed, s, label) }
+	}
+	return t, nil
 }
 
 // CheckResults reads each successful result's perturbed text back through
@@ -171,11 +219,11 @@ func CheckResults(g Goal, t Target, rs []Result) int {
 	bad := 0
 	for lo := 0; lo < len(at); lo += batch {
 		part := at[lo:min(lo+batch, len(at))]
-		texts := make([]string, len(part))
+		texts, fixed := make([]string, len(part)), make([]string, len(part))
 		for j, k := range part {
-			texts[j] = rs[k].PerturbedText
+			texts[j], fixed[j] = rs[k].PerturbedText, rs[k].Fixed
 		}
-		for j, p := range t.Read(texts) {
+		for j, p := range t.readPairs(fixed, texts) {
 			r := &rs[part[j]]
 			if g.Achieved(p, r.GroundTruth) {
 				r.Check = Verified
@@ -224,6 +272,12 @@ func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 	if err := a.Validate(); err != nil {
 		return Result{}, err
 	}
+	if ex.Fixed != "" {
+		var err error
+		if t, err = t.forPair(ex.Fixed); err != nil {
+			return Result{}, err
+		}
+	}
 	if g, ok := a.Search.(Greedy); ok && g.Order == ByGradient {
 		if t.InputGrad == nil && (t.Encode == nil || t.TextGrad == nil) {
 			return Result{}, errors.New("attack: the gradient word-importance order needs the victim's input gradients (Target.InputGrad; a textarmor model has them)")
@@ -241,7 +295,7 @@ func (a *Attack) Run(t Target, ex Example, seed int64) (Result, error) {
 		Target: t, attack: a, Words: words, Orig: orig, NumWords: len(words), Label: ex.Label, text: ex.Text, toks: toks,
 		Rng: rand.New(rand.NewSource(seedFor(seed, ex.Index))), cache: map[string]Scored{},
 	}
-	res := Result{Index: ex.Index, OriginalText: ex.Text, PerturbedText: ex.Text, GroundTruth: ex.Label, NumWords: len(words)}
+	res := Result{Index: ex.Index, OriginalText: ex.Text, PerturbedText: ex.Text, GroundTruth: ex.Label, NumWords: len(words), Fixed: ex.Fixed}
 	finish := func() (Result, error) {
 		res.NumQueries, res.NumRequests = s.Queries, s.Requests
 		res.PostChecked, res.PostPassed = s.postChecked, s.postPassed

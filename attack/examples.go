@@ -23,14 +23,20 @@ func SampleOrder(size, n int, seed int64, shuffle bool) []int {
 
 // ExamplesOf turns the examples of split at the indices of order (nil:
 // all, in order) into attack examples, each identified, and its attack
-// seeded, by its index in the split.
+// seeded, by its index in the split. A sentence pair is attacked in its
+// second text (Text2: an NLI hypothesis, MRPC's second sentence), its
+// first text fixed.
 func ExamplesOf(split []dataset.Example, order []int) []Example {
 	if order == nil {
 		order = SampleOrder(len(split), 0, 0, false)
 	}
 	out := make([]Example, len(order))
 	for k, i := range order {
-		out[k] = Example{Index: i, Text: split[i].Text, Label: split[i].Label}
+		e := split[i]
+		out[k] = Example{Index: i, Text: e.Text, Label: e.Label}
+		if e.Text2 != "" {
+			out[k].Text, out[k].Fixed = e.Text2, e.Text
+		}
 	}
 	return out
 }

@@ -364,6 +364,11 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
+	for _, e := range ex {
+		if e.Fixed != "" && t.EncodePair == nil {
+			return nil, fmt.Errorf("attack: example %d is a sentence pair, and the victim does not read pairs (Target.EncodePair)", e.Index)
+		}
+	}
 	done := map[int]Result{}
 	var sink *csvSink
 	if opt.CSV != "" {
@@ -381,6 +386,7 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 	var todo []int
 	for k, e := range ex {
 		if r, ok := done[e.Index]; ok {
+			r.Fixed = e.Fixed // not in the CSV
 			out[k] = r
 		} else {
 			todo = append(todo, k)

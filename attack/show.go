@@ -62,6 +62,9 @@ func (r Result) Show(classes []string, color bool) string {
 	if color {
 		colorBefore, colorAfter = ansiBefore, ansiAfter
 	}
+	if r.Fixed != "" {
+		fmt.Fprintf(&b, "  %s\n", r.Fixed) // a sentence pair's fixed first text
+	}
 	fmt.Fprintf(&b, "- %s\n+ %s\n", mark(before, colorBefore), mark(after, colorAfter))
 	return b.String()
 }

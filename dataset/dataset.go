@@ -12,10 +12,30 @@ import (
 	"unicode/utf8"
 )
 
-// Example is one labelled text.
+// Example is one labelled text, or one labelled sentence pair.
 type Example struct {
 	Text  string // raw original text, not tokenised
 	Label int    // index into Dataset.Classes
+	// Text2 is the second text of a sentence pair (MRPC's second
+	// sentence, an NLI hypothesis; Text is then the first sentence or
+	// the premise); "" for single-text tasks.
+	Text2 string
+}
+
+// HasPairs reports whether ex holds sentence pairs (an example with a
+// Text2): only a model that reads pairs can be trained or scored on them.
+func HasPairs(ex []Example) bool {
+	for _, e := range ex {
+		if e.Text2 != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Pairs reports whether the dataset's examples are sentence pairs.
+func (d *Dataset) Pairs() bool {
+	return HasPairs(d.Train) || HasPairs(d.Dev) || HasPairs(d.Test)
 }
 
 // Dataset is a labelled corpus with its splits.

@@ -60,6 +60,12 @@ var presetDefs = []presetDef{
 	{Preset{"agnews", "flat", 50, 6, 0,
 		"AG News (Zhang et al. 2015), test.csv only (7,600; the 120k train set is not available): seeded stratified 80/10/10 train/dev/test, a documented deviation; FLAT Table 6: threshold 5, length 50"},
 		loadAGNews},
+	{Preset{"mrpc", "flat", 128, 1, 0,
+		"MRPC paraphrase sentence pairs (Dolan & Brockett 2005): train 4,076 / test 1,725 as given, dev = seeded stratified 408 of train (GLUE's size); transformers only"},
+		loadMRPC},
+	{Preset{"snli", "flat", 128, 1, 0,
+		"SNLI entailment sentence pairs (Bowman et al. 2015), dev and test files only: train/dev = seeded 90/10 split of SNLI dev by premise (a documented deviation), test = SNLI test; transformers only"},
+		loadSNLI},
 }
 
 // Presets returns the preset configurations, in a fixed order.

@@ -39,6 +39,33 @@ func fixtureDir(t *testing.T) string {
 		fmt.Fprintf(&ag, "\"%d\",\"Title %d\",\"first\\second \"\"quoted\"\", line\"\n", i%4+1, i)
 	}
 	w("agnews/test.csv", ag.String())
+	// MRPC: a byte order mark, the header, unescaped quotes.
+	var mrpc strings.Builder
+	mrpc.WriteString("\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n")
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&mrpc, "%d\t%d\t%d\tFirst \"sentence\" %d.\tSecond sentence %d.\n", i%2, 100+i, 200+i, i, i)
+	}
+	w("mrpc/msr_paraphrase_train.txt", mrpc.String())
+	w("mrpc/msr_paraphrase_test.txt", "\ufeffQuality\t#1 ID\t#2 ID\t#1 String\t#2 String\n1\t1\t2\tA b.\tB a.\n0\t3\t4\tC d.\tD c.\n1\t5\t6\tE f.\tF e.\n")
+	// SNLI: 10 premises with 3 hypotheses each in dev (and one pair
+	// without a gold label), SentEval's trailing spaces.
+	var s1, s2, labels strings.Builder
+	for i := 0; i < 10; i++ {
+		for j, l := range []string{"entailment", "neutral", "contradiction"} {
+			fmt.Fprintf(&s1, "Premise %d . \n", i)
+			fmt.Fprintf(&s2, "Hypothesis %d %d . \n", i, j)
+			fmt.Fprintf(&labels, "%s\n", l)
+		}
+	}
+	s1.WriteString("Unlabelled premise . \n")
+	s2.WriteString("Unlabelled hypothesis . \n")
+	labels.WriteString("-\n")
+	w("snli/s1.dev", s1.String())
+	w("snli/s2.dev", s2.String())
+	w("snli/labels.dev", labels.String())
+	w("snli/s1.test", "A man . \nA man . \nA dog . \nA cat . \n")
+	w("snli/s2.test", "A person . \nA woman . \nAn animal . \nA dog . \n")
+	w("snli/labels.test", "entailment\ncontradiction\nentailment\nneutral\n")
 	// IMDB: train part k holds neg/k_1.txt, pos/k_9.txt and one more pair.
 	var trainList, devList strings.Builder
 	for _, split := range []string{"train", "test"} {
@@ -124,6 +151,38 @@ func TestPresetsFixture(t *testing.T) {
 				t.Errorf("dev/test %+v %+v", ds.Dev[0], ds.Test[19])
 			}
 		}},
+		{"mrpc", 18, 2, 3, mrpcClasses, func(t *testing.T, ds *Dataset) {
+			if ds.Test[0] != (Example{Text: "A b.", Text2: "B a.", Label: 1}) || ds.Test[1].Label != 0 {
+				t.Errorf("test %+v", ds.Test)
+			}
+			for _, e := range append(ds.Train, ds.Dev...) {
+				if !strings.HasPrefix(e.Text, `First "sentence" `) || !strings.HasPrefix(e.Text2, "Second sentence ") {
+					t.Fatalf("pair %+v", e)
+				}
+			}
+			if c := labelCounts(ds.Dev); c[0] != 1 || c[1] != 1 {
+				t.Errorf("dev not stratified: %v", c)
+			}
+		}},
+		{"snli", 27, 3, 4, snliClasses, func(t *testing.T, ds *Dataset) {
+			if ds.Test[3] != (Example{Text: "A cat .", Text2: "A dog .", Label: 1}) || ds.Test[1].Label != 2 {
+				t.Errorf("test %+v", ds.Test)
+			}
+			premise := ds.Dev[0].Text
+			for _, e := range ds.Dev {
+				if e.Text != premise {
+					t.Errorf("dev holds more than one premise: %+v", ds.Dev)
+				}
+			}
+			for _, e := range ds.Train {
+				if e.Text == premise || strings.Contains(e.Text, "Unlabelled") {
+					t.Errorf("train pair %+v", e)
+				}
+			}
+			if !strings.Contains(strings.Join(ds.Notes, "\n"), "dropped: 1 in dev, 0 in test") {
+				t.Errorf("notes %q", ds.Notes)
+			}
+		}},
 	}
 	seen := map[string]bool{}
 	for _, tc := range tests {
@@ -163,6 +222,8 @@ func TestPresetMissingFiles(t *testing.T) {
 		"mr":        {"mr/rt-polarity.utf8.tsv"},
 		"trec":      {"trec/TREC.train", "trec/TREC.test"},
 		"agnews":    {"agnews/test.csv"},
+		"mrpc":      {"mrpc/msr_paraphrase_train.txt", "mrpc/msr_paraphrase_test.txt"},
+		"snli":      {"snli/s1.dev", "snli/s2.dev", "snli/labels.dev", "snli/s1.test", "snli/s2.test", "snli/labels.test"},
 		"imdb": {"imdb/train.part-03.tsv.gz", "imdb/test.part-00.tsv.gz",
 			"counterfitted-neighbors-jia2019/imdb_train_files.txt", "counterfitted-neighbors-jia2019/imdb_dev_files.txt"},
 	}
@@ -204,6 +265,15 @@ func TestPresetBadLines(t *testing.T) {
 		{"agnews", "agnews/test.csv", "\"1\",\"t\",\"d\"\n\"5\",\"t\",\"d\"\n", 2, `class "5", want 1..4`},
 		{"agnews", "agnews/test.csv", "\"1\",\"t\"\n", 1, "2 fields, want 3"},
 		{"agnews", "agnews/test.csv", "\"1\",\"t\",\"d\"\n\"2\",\"t\"x,\"d\"\n", 2, "extraneous or missing \" in quoted-field"},
+		{"mrpc", "mrpc/msr_paraphrase_train.txt", "Quality\t#1 ID\t#2 ID\t#1 String\n", 1, "want the header"},
+		{"mrpc", "mrpc/msr_paraphrase_test.txt", "\ufeff" + mrpcHeader + "\n1\t1\t2\ta\tb\n1\t1\t2\ta\n", 3, "4 columns, want 5"},
+		{"mrpc", "mrpc/msr_paraphrase_test.txt", mrpcHeader + "\n2\t1\t2\ta\tb\n", 2, `label "2", want 0 or 1`},
+		{"mrpc", "mrpc/msr_paraphrase_test.txt", mrpcHeader + "\n1\tx1\t2\ta\tb\n", 2, `#1 ID "x1" is not a number`},
+		{"mrpc", "mrpc/msr_paraphrase_test.txt", mrpcHeader + "\n1\t1\t2\ta\t \n", 2, "empty second sentence"},
+		{"mrpc", "mrpc/msr_paraphrase_train.txt", mrpcHeader + "\n1\t1\t2\t \tb\n", 2, "empty text"},
+		{"snli", "snli/labels.test", "entailment\nneutral\nmaybe\nneutral\n", 3, `label "maybe"`},
+		{"snli", "snli/s2.test", "a\nb\n\nd\n", 3, "empty sentence"},
+		{"snli", "snli/s1.test", "a\nb\n\xff\nd\n", 3, "invalid UTF-8"},
 		{"imdb", "imdb/train.part-02.tsv.gz", "0\t1\ttrain/neg/20_1.txt\tok\n1\t9\ttrain/neg/21_1.txt\tmismatch\n", 2, "does not match label 1"},
 		{"imdb", "imdb/test.part-00.tsv.gz", "0\t1\ttest/neg/0_1.txt\n", 1, "3 columns, want 4"},
 		{"imdb", "counterfitted-neighbors-jia2019/imdb_dev_files.txt", "neg/40_1.txt\nneg/999_1.txt\n", 2, "train/neg/999_1.txt is not in the IMDB part files"},
@@ -228,6 +298,8 @@ func TestLookupPreset(t *testing.T) {
 		"mr":        {Name: "mr", Tokenizer: "flat", MaxLen: 50, MinCount: 1},
 		"trec":      {Name: "trec", Tokenizer: "flat", MaxLen: 15, MinCount: 1},
 		"agnews":    {Name: "agnews", Tokenizer: "flat", MaxLen: 50, MinCount: 6},
+		"mrpc":      {Name: "mrpc", Tokenizer: "flat", MaxLen: 128, MinCount: 1},
+		"snli":      {Name: "snli", Tokenizer: "flat", MaxLen: 128, MinCount: 1},
 	}
 	ps := Presets()
 	if len(ps) != len(want) {

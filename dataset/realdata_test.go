@@ -69,7 +69,7 @@ func checkSplits(t *testing.T, ds *Dataset, train, dev, test splitWant) {
 func TestRealSST2(t *testing.T) {
 	ds := loadReal(t, "sst2")
 	checkSplits(t, ds, splitWant{67349, []int{29780, 37569}}, splitWant{872, []int{428, 444}}, splitWant{1821, []int{912, 909}})
-	if ds.Train[0] != (Example{"hide new secretions from the parental units", 0}) {
+	if ds.Train[0] != (Example{Text: "hide new secretions from the parental units", Label: 0}) {
 		t.Errorf("first train example %+v", ds.Train[0])
 	}
 	for _, e := range ds.Train {

@@ -53,7 +53,7 @@ func TestStratifiedSplitCounts(t *testing.T) {
 		{"NaN", synth(3, 4), -1, math.NaN(), map[int]int{}},
 		{"n > len clamps", synth(2, 1), 10, 0, map[int]int{0: 2, 1: 1}},
 		{"n < 0 clamps", synth(2, 1), -5, 0, map[int]int{}},
-		{"sparse and negative labels", []Example{{"a", -1}, {"b", 5}, {"c", 5}, {"d", -1}}, 2, 0, map[int]int{-1: 1, 5: 1}},
+		{"sparse and negative labels", []Example{{Text: "a", Label: -1}, {Text: "b", Label: 5}, {Text: "c", Label: 5}, {Text: "d", Label: -1}}, 2, 0, map[int]int{-1: 1, 5: 1}},
 		{"empty", nil, 3, 0, map[int]int{}},
 	}
 	for _, tc := range tests {

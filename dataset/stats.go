@@ -24,7 +24,8 @@ type Stats struct {
 }
 
 // ComputeStats tokenizes every example with tok (nil: whitespace) and
-// summarises counts, lengths and vocabulary.
+// summarises counts, lengths and vocabulary. A sentence pair's length is
+// the tokens of both its texts.
 func ComputeStats(ex []Example, tok text.Tokenizer) Stats {
 	if tok == nil {
 		tok = text.NewWhitespace()
@@ -43,6 +44,9 @@ func ComputeStats(ex []Example, tok text.Tokenizer) Stats {
 			s.LabelCounts[e.Label]++
 		}
 		toks := tok.Tokenize(e.Text)
+		if e.Text2 != "" {
+			toks = append(toks, tok.Tokenize(e.Text2)...)
+		}
 		lengths[i] = len(toks)
 		s.Tokens += len(toks)
 		for _, t := range toks {

@@ -22,7 +22,7 @@ func TestComputeStats(t *testing.T) {
 	}
 
 	// The tokenizer matters: flat splits clitics and drops punctuation.
-	small := []Example{{"Don't!", 0}, {"it's", 1}, {"IT", 1}}
+	small := []Example{{Text: "Don't!", Label: 0}, {Text: "it's", Label: 1}, {Text: "IT", Label: 1}}
 	s = ComputeStats(small, text.NewFlat())
 	want = Stats{Count: 3, LabelCounts: []int{1, 2}, Tokens: 5, Mean: 5.0 / 3,
 		Min: 1, P50: 2, P90: 2, P95: 2, P99: 2, Max: 2, VocabSize: 4}
@@ -32,13 +32,13 @@ func TestComputeStats(t *testing.T) {
 	if s := ComputeStats(nil, nil); !reflect.DeepEqual(s, Stats{}) {
 		t.Errorf("empty: %+v", s)
 	}
-	if s := ComputeStats([]Example{{"a", -1}}, nil); s.LabelCounts != nil || s.Count != 1 {
+	if s := ComputeStats([]Example{{Text: "a", Label: -1}}, nil); s.LabelCounts != nil || s.Count != 1 {
 		t.Errorf("negative label: %+v", s)
 	}
 }
 
 func TestStatsFormat(t *testing.T) {
-	s := ComputeStats([]Example{{"a b", 0}, {"c", 1}, {"d", 1}, {"e", 3}}, nil)
+	s := ComputeStats([]Example{{Text: "a b", Label: 0}, {Text: "c", Label: 1}, {Text: "d", Label: 1}, {Text: "e", Label: 3}}, nil)
 	out := s.Format([]string{"neg", "pos"})
 	flat := strings.Join(strings.Fields(out), " ") // ignore column widths
 	for _, want := range []string{"examples 4", "vocabulary 5", "mean 1.2", "p50 1", "max 2",

@@ -160,6 +160,9 @@ func Load(dir string) (*Model, error) {
 		}
 	}
 	m.Net.Cfg.FreezeEmb = meta.Net.FreezeEmb
+	if m.Pairs() && (m.Pieces == nil || m.Net.Cfg.SepID != m.Pieces.SEPID()) {
+		return nil, fmt.Errorf("%s: config: the model reads sentence pairs separated by id %d, which is not its tokenizer's separator", dir, m.Net.Cfg.SepID)
+	}
 	if err := m.Net.LoadTensors(b.Tensors); err != nil {
 		return nil, fmt.Errorf("%s: %w", dir, err)
 	}
@@ -217,8 +220,13 @@ func (m *Model) PredictTexts(texts []string) []Prediction {
 	for i, s := range texts {
 		seqs[i] = m.Encode(s)
 	}
+	return m.predictSeqs(seqs)
+}
+
+// predictSeqs classifies encoded texts in batches.
+func (m *Model) predictSeqs(seqs [][]int32) []Prediction {
 	probs := m.Net.Predict(seqs)
-	out := make([]Prediction, len(texts))
+	out := make([]Prediction, len(seqs))
 	for i, p := range probs {
 		c := nn.Argmax(p)
 		known := 0

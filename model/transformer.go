@@ -485,8 +485,14 @@ func (m *Model) Align(s string) (words []text.Token, ids []int32, wordOf []int) 
 // the gradient word-importance order of attacks on text-reading models.
 func (m *Model) WordInputGrad(s string, label int) []float64 {
 	words, ids, wordOf := m.Align(s)
+	return m.wordGrad(len(words), ids, wordOf, label)
+}
+
+// wordGrad sums the input gradients of ids over the words wordOf maps
+// them to (n words).
+func (m *Model) wordGrad(n int, ids []int32, wordOf []int, label int) []float64 {
 	g := m.Net.InputGradL1(ids, label)
-	out := make([]float64, len(words))
+	out := make([]float64, n)
 	for i, w := range wordOf {
 		if w >= 0 && w < len(out) && i < len(g) {
 			out[w] += g[i]

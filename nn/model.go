@@ -67,6 +67,14 @@ type Config struct {
 	// Reconstructor adds RAR's token reconstruction head (nn/recon.go),
 	// its decoder tied to the word embeddings.
 	Reconstructor bool `json:"reconstructor,omitempty"`
+	// Pairs makes a transformer read sentence pairs as BERT does, "[CLS]
+	// a [SEP] b [SEP]": every position after a row's first SepID has
+	// token type 1 (b and its [SEP]), the others type 0 (TypeIDs). The
+	// types follow from the ids, so every path that feeds ids (training,
+	// Predict, the attacks) reads a pair as it was encoded. Off, every
+	// position has type 0.
+	Pairs bool  `json:"pairs,omitempty"`
+	SepID int32 `json:"sep_id,omitempty"`
 }
 
 // Archs lists the encoder architectures.
@@ -156,7 +164,38 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
+	if c.Pairs {
+		switch {
+		case c.Arch != "transformer":
+			return fmt.Errorf("sentence pairs need a transformer (token types), not %s", c.Arch)
+		case c.Transformer.TypeVocab < 2:
+			return fmt.Errorf("sentence pairs need 2 token types, the transformer has %d", c.Transformer.TypeVocab)
+		case c.SepID < 0 || int(c.SepID) >= c.VocabSize:
+			return fmt.Errorf("separator id %d is not a token id (the vocabulary has %d)", c.SepID, c.VocabSize)
+		}
+	}
 	return nil
+}
+
+// TypeIDs returns the token types of a batch's ids [B·L] (rows of width
+// l) as Config.Pairs defines them, or nil (every position type 0) for a
+// model that does not read pairs.
+func (m *Classifier) TypeIDs(ids []int32, l int) []int32 {
+	if !m.Cfg.Pairs || l <= 0 {
+		return nil
+	}
+	types := make([]int32, len(ids))
+	for r := 0; r+l <= len(ids); r += l {
+		for j, id := range ids[r : r+l] {
+			if id == m.Cfg.SepID {
+				for k := r + j + 1; k < r+l; k++ {
+					types[k] = 1
+				}
+				break
+			}
+		}
+	}
+	return types
 }
 
 // Encoder turns embedded tokens into representations.
@@ -287,9 +326,22 @@ func (m *Classifier) MapID(id int32) int32 {
 }
 
 // Encode runs the input layer, if any, and the encoder on embedded
-// vectors.
+// vectors. A model that reads sentence pairs needs its batch's token
+// types, which lengths do not give: it panics (use EncodeInput).
 func (m *Classifier) Encode(t *ag.Tape, x *ag.Var, lengths []int) (tokens, sentence *ag.Var) {
+	if m.Cfg.Pairs {
+		panic("nn.Classifier.Encode: a model that reads sentence pairs needs the token types of its batch (EncodeInput, EncodeBatch)")
+	}
 	return m.Enc.Encode(t, m.InputLayer(t, x), lengths)
+}
+
+// encodeBatch is Encode of batch b's embedded input x with b's token
+// types (TypeIDs).
+func (m *Classifier) encodeBatch(t *ag.Tape, x *ag.Var, b *Batch) (tokens, sentence *ag.Var) {
+	if types := m.TypeIDs(b.IDs, b.L); types != nil {
+		return m.Enc.(*Transformer).EncodeTyped(t, m.InputLayer(t, x), b.Lengths, types)
+	}
+	return m.Encode(t, x, b.Lengths)
 }
 
 // InputLayer maps word vectors [..., D] to the encoder's inputs: through
@@ -420,10 +472,10 @@ func (m *Classifier) EncodeMasked(t *ag.Tape, b *Batch, embedGrad bool) (*ag.Var
 		x = t.Dropout(x, float32(m.Cfg.EmbedDropout))
 	}
 	if tr != nil {
-		_, s := tr.EncodeScaled(t, x, b.Lengths, nil, factor, keep)
+		_, s := tr.EncodeScaled(t, x, b.Lengths, m.TypeIDs(b.IDs, b.L), factor, keep)
 		return s, mo
 	}
-	_, s := m.Encode(t, x, b.Lengths)
+	_, s := m.encodeBatch(t, x, b)
 	return s, mo
 }
 

@@ -52,9 +52,9 @@ func (m *Classifier) stateFactor(t *ag.Tape, ids []int32) (*ag.Var, []bool, Mask
 func (m *Classifier) EncodeInput(t *ag.Tape, x *ag.Var, b *Batch) (tokens, sentence *ag.Var) {
 	if tr := m.StateMasked(); tr != nil {
 		factor, keep, _ := m.stateFactor(t, m.MapIDs(b.IDs))
-		return tr.EncodeScaled(t, x, b.Lengths, nil, factor, keep)
+		return tr.EncodeScaled(t, x, b.Lengths, m.TypeIDs(b.IDs, b.L), factor, keep)
 	}
-	return m.Encode(t, x, b.Lengths)
+	return m.encodeBatch(t, x, b)
 }
 
 // EncodeStates is Encode with a transformer's input states multiplied
@@ -68,6 +68,9 @@ func (m *Classifier) EncodeStates(t *ag.Tape, x *ag.Var, lengths []int, scale *a
 	tr, ok := m.Enc.(*Transformer)
 	if !ok {
 		panic(fmt.Sprintf("nn.EncodeStates: a %s has no input states to scale", m.Cfg.Arch))
+	}
+	if m.Cfg.Pairs {
+		panic("nn.EncodeStates: a model that reads sentence pairs needs the token types of its batch")
 	}
 	return tr.EncodeScaled(t, x, lengths, nil, scale, nil)
 }

@@ -221,10 +221,24 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 	if err != nil {
 		return nil, err
 	}
+	if c.Explain.Method != "" {
+		if err := refusePairModel(m, "--explain"); err != nil {
+			return nil, err
+		}
+	}
 	items := attack.ExamplesOf(ex, attack.SampleOrder(len(ex), c.N, c.Seed, c.Protocol == attack.ProtocolFTML || c.Shuffle))
 	rep := &AttackReport{Protocol: c.Protocol, Model: c.Model, Dataset: dsName, Split: c.Split, CSV: c.CSV, Seed: c.Seed, MaxLen: m.MaxLen}
+	if m.Pairs() {
+		fmt.Fprintf(log, "sentence pairs: the attack modifies the second text (hypothesis, second sentence) and the model reads it with the fixed first\n")
+	}
 	for _, it := range items {
-		if _, dropped := m.EncodeCounted(it.Text); dropped > 0 {
+		var dropped int
+		if it.Fixed != "" {
+			_, dropped = m.EncodePairCounted(it.Fixed, it.Text)
+		} else {
+			_, dropped = m.EncodeCounted(it.Text)
+		}
+		if dropped > 0 {
 			rep.Truncated++
 		}
 	}

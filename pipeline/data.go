@@ -148,6 +148,9 @@ func (d Data) ForModel(m *model.Model, splitName string, w io.Writer) ([]dataset
 		if skipped.Count > 0 {
 			fmt.Fprintf(w, "%s\n", skipped)
 		}
+		if err := SameInputs(m, ex); err != nil {
+			return nil, "", err
+		}
 		return ex, filepath.Base(d.Test), nil
 	}
 	ds, _, err := d.Load()
@@ -159,6 +162,9 @@ func (d Data) ForModel(m *model.Model, splitName string, w io.Writer) ([]dataset
 	}
 	ex, err := Split(ds, splitName)
 	if err != nil {
+		return nil, "", err
+	}
+	if err := SameInputs(m, ex); err != nil {
 		return nil, "", err
 	}
 	return ex, ds.Name, nil
@@ -197,6 +203,9 @@ func SameClassCount(m *model.Model, classes []string) error {
 // scores and the confusion matrix.
 func Evaluate(m *model.Model, ex []dataset.Example, classes []string) (metrics.Report, error) {
 	if err := SameClassCount(m, classes); err != nil {
+		return metrics.Report{}, err
+	}
+	if err := SameInputs(m, ex); err != nil {
 		return metrics.Report{}, err
 	}
 	pred := train.Predict(m.Net, train.Encode(m, ex))

@@ -110,6 +110,9 @@ func EmbeddingAttack(ctx context.Context, c EmbeddingAttackConfig) (*EmbeddingAt
 	if err != nil {
 		return nil, err
 	}
+	if err := refusePairModel(m, "the embedding-space attack"); err != nil {
+		return nil, err
+	}
 	ex, name, err := c.Data.ForModel(m, c.Split, nil)
 	if err != nil {
 		return nil, err

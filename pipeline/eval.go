@@ -109,7 +109,8 @@ type PredictConfig struct {
 	// Hugging Face directory with a classifier.
 	Model string
 	// Texts to classify; when there are none, one text per line of Input
-	// (the CLI: stdin), read once the model is open.
+	// (the CLI: stdin), read once the model is open. For a model that
+	// reads sentence pairs each text is "first<TAB>second".
 	Texts []string
 	Input io.Reader
 }
@@ -138,6 +139,13 @@ func Predict(ctx context.Context, c PredictConfig) (*PredictReport, error) {
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if m.Pairs() {
+		preds, err := predictPairs(m, texts)
+		if err != nil {
+			return nil, err
+		}
+		return &PredictReport{Texts: texts, Predictions: preds}, nil
 	}
 	return &PredictReport{Texts: texts, Predictions: m.PredictTexts(texts)}, nil
 }

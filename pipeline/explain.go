@@ -77,6 +77,9 @@ func ExplainTexts(ctx context.Context, c ExplainTextsConfig) (*ExplainTextsRepor
 	if err != nil {
 		return nil, err
 	}
+	if err := refusePairModel(m, "explain"); err != nil {
+		return nil, err
+	}
 	if err := refuseEncoderOnly(m, c.Model); err != nil { // no class to explain
 		return nil, err
 	}

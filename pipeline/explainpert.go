@@ -59,6 +59,9 @@ func ExplainPerturbation(ctx context.Context, c ExplainPerturbationConfig) ([]Pe
 	if err != nil {
 		return nil, err
 	}
+	if err := refusePairModel(m, "explaining perturbations"); err != nil {
+		return nil, err
+	}
 	adv, err := perturbationObjective(m, c.Method, nil, c.Eps)
 	if err != nil {
 		return nil, err

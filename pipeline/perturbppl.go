@@ -77,6 +77,9 @@ func PerturbationPerplexity(ctx context.Context, c PerturbationPerplexityConfig)
 	if err != nil {
 		return nil, err
 	}
+	if err := refusePairModel(m, "the perturbation perplexity"); err != nil {
+		return nil, err
+	}
 	lm, err := lstmlm.Load(c.LM)
 	if err != nil {
 		return nil, err

@@ -213,6 +213,9 @@ func (c *TrainConfig) trainNew(ctx context.Context, opt train.Options, log io.Wr
 	if err != nil {
 		return nil, err
 	}
+	if err := refusePairData(ds, "only a transformer fine-tuned from a checkpoint reads them (train --init DIR --model transformer)"); err != nil {
+		return nil, err
+	}
 	src, err := c.embeddingsFrom(&cfg, &preset.Tokenizer, log)
 	if err != nil {
 		return nil, err

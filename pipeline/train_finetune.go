@@ -57,6 +57,11 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 	if err != nil {
 		return nil, err
 	}
+	if c.Defense.Name != "standard" {
+		if err := refusePairData(ds, "fine-tuning on pairs takes --defense standard only (the defenses perturb or mask one text)"); err != nil {
+			return nil, err
+		}
+	}
 	start := time.Now()
 	m, err := model.ImportHF(ft.Init, model.ImportOptions{Classes: ds.Classes, Pool: ft.Pool, MaxLen: c.Data.MaxLen, Tokenizer: preset.Tokenizer, Seed: opt.Seed,
 		Reconstructor: c.Defense.Name == "rar", Mask: c.Defense.Name == "flat"}) // flat: FLAT's word mask, on the input states
@@ -66,6 +71,12 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 	if w, ok := m.Training["import_warnings"].([]string); ok {
 		for _, line := range w {
 			fmt.Fprintf(log, "warning: %s: %s\n", ft.Init, line)
+		}
+	}
+	if ds.Pairs() {
+		// "[CLS] a [SEP] b [SEP]" with token types 0 and 1, saved with the model.
+		if err := m.SetPairs(); err != nil {
+			return nil, err
 		}
 	}
 	if c.Data.MaxLen == 0 { // the preset's length, within the model's positions
@@ -91,8 +102,17 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 	fmt.Fprintf(log, "data: %s, %d train / %d dev / %d test, %d classes; %s: %d word pieces, max length %d (%d training texts truncated); pooling %s; BLAS %s\n",
 		ds.Name, len(ds.Train), len(ds.Dev), len(ds.Test), len(ds.Classes), ft.Init, m.Pieces.Size(), maxLen,
 		TruncatedCount(m, ds.Train), m.Net.Cfg.Transformer.Pool, tensor.BackendDetail())
+	if m.Pairs() {
+		fmt.Fprintf(log, "sentence pairs: read as [CLS] first [SEP] second [SEP], token types 0 and 1, cut longest-first to %d pieces\n", maxLen)
+		for _, n := range ds.Notes { // the splits made up for missing ones (SNLI)
+			fmt.Fprintf(log, "note: %s\n", n)
+		}
+	}
 	opt.Info = c.info(map[string]any{"dataset": ds.Name, "arch": "transformer", "init": ft.Init, "blas": tensor.BackendDetail(),
 		"pool": m.Net.Cfg.Transformer.Pool, "max_len": maxLen, "defense": c.Defense.Name})
+	if m.Pairs() {
+		opt.Info["sentence_pairs"] = true
+	}
 	if ft.FreezeEncoder {
 		opt.Info["frozen_encoder"] = true
 	}
@@ -150,11 +170,12 @@ func scheduleName(s string) string {
 	return s
 }
 
-// TruncatedCount counts the texts longer than the model's maximum length.
+// TruncatedCount counts the texts (or sentence pairs) longer than the
+// model's maximum length.
 func TruncatedCount(m *model.Model, texts []dataset.Example) int {
 	n := 0
 	for _, e := range texts {
-		if _, dropped := m.EncodeCounted(e.Text); dropped > 0 {
+		if _, dropped := m.EncodePairCounted(e.Text, e.Text2); dropped > 0 {
 			n++
 		}
 	}
@@ -170,9 +191,12 @@ func (c *TrainConfig) supplement(m *model.Model, ds *dataset.Dataset, log io.Wri
 	if n == 0 {
 		return nil, nil
 	}
-	texts := make([]string, len(ds.Train))
-	for i, e := range ds.Train {
-		texts[i] = e.Text
+	texts := make([]string, 0, len(ds.Train))
+	for _, e := range ds.Train {
+		texts = append(texts, e.Text)
+		if e.Text2 != "" {
+			texts = append(texts, e.Text2)
+		}
 	}
 	before := m.Pieces.Size()
 	words := model.DictionaryWords(m.Pieces, texts, n)

@@ -17,11 +17,12 @@ func BuildVocab(tok text.Tokenizer, ex []dataset.Example, minCount, maxSize int)
 }
 
 // Encode maps examples to ids with the model's tokenizer, vocabulary and
-// length limit.
+// length limit; a sentence pair (Text2 set) as the pair "[CLS] Text [SEP]
+// Text2 [SEP]", which needs a model that reads pairs (model.EncodePair).
 func Encode(m *model.Model, ex []dataset.Example) []Example {
 	out := make([]Example, len(ex))
 	for i, e := range ex {
-		out[i] = Example{IDs: m.Encode(e.Text), Label: e.Label}
+		out[i] = Example{IDs: m.EncodePair(e.Text, e.Text2), Label: e.Label}
 	}
 	return out
 }

@@ -63,7 +63,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 }
 
 func runPredict(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("predict", "predict --model DIR [--json] [TEXT...]   (reads one text per line from stdin when no TEXT)", stderr)
+	fs := newFlags("predict", "predict --model DIR [--json] [TEXT...]   (reads one text per line from stdin when no TEXT; a sentence-pair model reads FIRST<TAB>SECOND)", stderr)
 	c := pipeline.PredictConfig{Input: os.Stdin}
 	var asJSON bool
 	fs.StringVar(&c.Model, "model", "", "model directory: a textarmor model, or a Hugging Face BERT directory with a classifier (required)")
