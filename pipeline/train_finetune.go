@@ -18,7 +18,8 @@ import (
 // (the CLI takes them for the training flags not given).
 type FineTuneConfig struct {
 	// Init is a Hugging Face BERT-architecture directory (config.json,
-	// model.safetensors, vocab.txt).
+	// model.safetensors, vocab.txt) or a textarmor transformer model, whose
+	// encoder starts the task (model.ImportEncoder).
 	Init string
 	// FreezeEncoder trains the classification head only.
 	FreezeEncoder bool
@@ -63,7 +64,7 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 		}
 	}
 	start := time.Now()
-	m, err := model.ImportHF(ft.Init, model.ImportOptions{Classes: ds.Classes, Pool: ft.Pool, MaxLen: c.Data.MaxLen, Tokenizer: preset.Tokenizer, Seed: opt.Seed,
+	m, err := model.ImportEncoder(ft.Init, model.ImportOptions{Classes: ds.Classes, Pool: ft.Pool, MaxLen: c.Data.MaxLen, Tokenizer: preset.Tokenizer, Seed: opt.Seed,
 		Reconstructor: c.Defense.Name == "rar", Mask: c.Defense.Name == "flat"}) // flat: FLAT's word mask, on the input states
 	if err != nil {
 		return nil, err

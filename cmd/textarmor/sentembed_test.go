@@ -44,6 +44,13 @@ func TestEmbedTrainCLI(t *testing.T) {
 	if m, err := model.Load(out); err != nil || m.Training["method"] != "robustembed" {
 		t.Fatalf("trained encoder: %v", err)
 	}
+	// The trained encoder starts a classification task (RobustEmbed's
+	// Table 3): train --init takes a textarmor model too.
+	_, tr, dv, _ := sentimentFiles(t)
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "transformer", "--init", out,
+		"--epochs", "1", "--lr", "3e-3", "--batch", "16", "--out", filepath.Join(dir, "clf"), "--quiet"); code != 0 {
+		t.Fatalf("train --init ENCODER: exit %d: %s", code, stderr)
+	}
 	for _, args := range [][]string{{"--method", "bert"}, {"--robust-norm", "3"}, {"--batch", "1"}, {"--robust-lambda", "-1"}} {
 		args = append([]string{"embed-train", "--init", hf, "--data", dir, "--corpus", filepath.Join(dir, "corpus.txt"), "--out", filepath.Join(dir, "x")}, args...)
 		if code, _, stderr := runCmd(t, args...); code != 2 {

@@ -49,7 +49,7 @@ func (n *netFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&n.embFrom, "embeddings-from", "", "model directory: take its vocabulary and embedding table, frozen (implies --freeze-embeddings; FTML spec §12.1)")
 	fs.IntVar(&n.retrofit, "retrofit", 0, "retrofit the initial embedding table to the --synonyms neighbour graph with this many sweeps (Faruqui et al. 2015; 10 in the paper; 0 = off)")
 	fs.StringVar(&n.blasName, "blas", "", "BLAS backend: "+strings.Join(tensor.Backends(), ", ")+" (default "+tensor.BackendName()+")")
-	fs.StringVar(&n.init, "init", "", "transformer: start from this Hugging Face BERT-architecture directory (config.json, model.safetensors, vocab.txt); --pool is then pooler (default), cls or mean, --max-len counts word pieces, and the training flags not given take fine-tuning's defaults (3 epochs, batch 32, adamw, lr 2e-5, weight decay 0.01, linear warm-up 0.1, clip 1)")
+	fs.StringVar(&n.init, "init", "", "transformer: start from this Hugging Face BERT-architecture directory (config.json, model.safetensors, vocab.txt) or a textarmor transformer model (its encoder; e.g. embed-train's); --pool is then pooler (default), cls or mean, --max-len counts word pieces, and the training flags not given take fine-tuning's defaults (3 epochs, batch 32, adamw, lr 2e-5, weight decay 0.01, linear warm-up 0.1, clip 1)")
 	fs.BoolVar(&n.freezeEncoder, "freeze-encoder", false, "transformer with --init: train the classification head only (a quick baseline)")
 	fs.IntVar(&n.vocabSupp, "vocab-supplement", -1, "transformer with --init: add the N most frequent alphabetic training words as whole tokens, rows the mean of their pieces (FTML spec §7.3; -1 = 50000 for ftml, cml, sem and ascc, else 0)")
 }
