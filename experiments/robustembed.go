@@ -40,9 +40,20 @@ type RobustEmbedTable struct {
 	AdvAttacks, AdvSets []string
 	AdvN                int
 	MLM                 string
-	Seed                int64
-	Workers             int
-	Log                 io.Writer
+	// Table 3: each row's encoder initialises a classifier fine-tuned on
+	// each of Tasks (dataset presets) with the spec's §10.12 settings on a
+	// seeded TrainN of the training split (0: all), then attacked with
+	// TaskAttacks on the first TaskN test examples of a seeded order
+	// (each of Reps repetitions draws its own order).
+	Tasks, TaskAttacks []string
+	TrainN, TaskN      int
+	Reps               int
+	// TaskMaxLen is the classifiers' length in word pieces (spec: 128;
+	// IMDB's twice it, 256).
+	TaskMaxLen int
+	Seed       int64
+	Workers    int
+	Log        io.Writer
 }
 
 // NewRobustEmbedTable is the full configuration: the three rows, the
@@ -51,14 +62,17 @@ type RobustEmbedTable struct {
 func NewRobustEmbedTable() RobustEmbedTable {
 	return RobustEmbedTable{Out: "robustembed-table", Rows: []string{"start", "simcse", "robustembed"}, Train: pipeline.NewEmbedTrainConfig(),
 		STSSets:    []string{"sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"},
-		AdvAttacks: []string{"textfooler", "pwws", "textbugger"}, AdvSets: []string{"stsb", "sickr"}, AdvN: 200, Workers: runtime.NumCPU()}
+		AdvAttacks: []string{"textfooler", "pwws", "textbugger"}, AdvSets: []string{"stsb", "sickr"}, AdvN: 200,
+		Tasks: []string{"mr", "sst2", "mrpc", "snli", "imdb"}, TaskAttacks: []string{"textfooler", "pwws", "textbugger"}, TrainN: 2000, TaskN: 100, Reps: 1, TaskMaxLen: 128,
+		Workers: runtime.NumCPU()}
 }
 
 // RobustEmbedReport is the tables as they stand.
 type RobustEmbedReport struct {
 	Markdown string
-	STS      map[string]map[string]float64 // row → set → Spearman ×100
-	Adv      map[string]map[string]advCell // row → attack/set → cell
+	STS      map[string]map[string]float64  // row → set → Spearman ×100
+	Adv      map[string]map[string]advCell  // row → attack/set → cell
+	Task     map[string]map[string]taskCell // row → task/attack → Table 3 cell
 	Rows     []string
 }
 
@@ -66,6 +80,15 @@ type advCell struct {
 	N, Skipped, Successful, Failed int
 	ASR                            float64
 	PearsonClean, PearsonAttacked  float64
+}
+
+// taskCell is a Table 3 cell: the mean over repetitions.
+type taskCell struct {
+	N        int     `json:"n"`
+	Accuracy float64 `json:"accuracy"`          // clean, or under attack
+	ASR      float64 `json:"asr,omitempty"`     // successful / (successful + failed), ×100
+	Queries  float64 `json:"queries,omitempty"` // per attacked example
+	Reps     int     `json:"reps,omitempty"`
 }
 
 func (c *RobustEmbedTable) init() string {
@@ -92,7 +115,19 @@ func (c *RobustEmbedTable) check() error {
 			return &pipeline.ConfigError{Err: err}
 		}
 	}
+	for _, a := range c.TaskAttacks {
+		if _, err := attack.LookupRecipe(a); err != nil {
+			return &pipeline.ConfigError{Err: err}
+		}
+	}
+	for _, d := range c.Tasks {
+		if _, err := dataset.LookupPreset(d); err != nil {
+			return &pipeline.ConfigError{Err: err}
+		}
+	}
 	switch {
+	case c.TrainN < 0 || c.TaskN < 1 || c.Reps < 1 || c.TaskMaxLen < 2:
+		return bad("--train-n %d must be ≥ 0, --task-n %d and --reps %d at least 1, the task length %d at least 2", c.TrainN, c.TaskN, c.Reps, c.TaskMaxLen)
 	case c.AdvN < 3:
 		return bad("--adv-n %d must be at least 3", c.AdvN)
 	case c.Workers < 1:
@@ -158,6 +193,11 @@ func (c *RobustEmbedTable) row(ctx context.Context, t *Table, row string) error 
 			return err
 		}
 	}
+	for _, task := range c.Tasks {
+		if err := c.taskCells(ctx, t, row, dir, task); err != nil {
+			return fmt.Errorf("%s: %w", task, err)
+		}
+	}
 	if len(c.AdvAttacks) == 0 {
 		return nil
 	}
@@ -203,6 +243,70 @@ func (c *RobustEmbedTable) row(ctx context.Context, t *Table, row string) error 
 			if err := t.WriteJSON(row, strings.TrimSuffix(name, ".json")+".pairs.json", rep.Pairs); err != nil {
 				return err
 			}
+		}
+	}
+	return nil
+}
+
+// taskCells fine-tunes the row's classifier for task unless it is there,
+// then fills the task's clean and attack cells (spec §7.3, §10.12).
+func (c *RobustEmbedTable) taskCells(ctx context.Context, t *Table, row, encoder, task string) error {
+	sub := row + "/" + task
+	clf := t.Path(sub, "model")
+	if !fileExists(t.Path(sub, "trained.json")) {
+		tc := pipeline.NewTrainConfig()
+		tc.Net.Arch, tc.FineTune.Init, tc.Data.Preset, tc.Data.Dir = "transformer", encoder, task, c.DataDir
+		tc.Data.MaxLen = c.TaskMaxLen
+		o := &tc.Options
+		o.Epochs, o.BatchSize, o.Optimizer, o.LR, o.WeightDecay, o.Clip, o.Schedule, o.Warmup, o.Seed = 3, 32, "adamw", 2e-5, 0.01, 1, "linear", 0.06, 42
+		if task == "imdb" {
+			tc.Data.MaxLen, o.Epochs = 2*c.TaskMaxLen, 2
+		}
+		tc.TrainSubset, tc.TrainN, tc.NoTest, tc.Log = c.TrainN > 0, c.TrainN, true, c.Log
+		o.Out, o.Resume, o.LogPath = clf, true, t.Path(sub, "train.log.jsonl")
+		t.logf("%s: fine-tuning on %s (train-n %d)", row, task, c.TrainN)
+		if _, err := pipeline.Train(ctx, tc); err != nil {
+			return err
+		}
+		if err := t.WriteJSON(sub, "trained.json", map[string]any{"encoder": encoder, "train_n": c.TrainN, "max_len": tc.Data.MaxLen, "epochs": o.Epochs}); err != nil {
+			return err
+		}
+	}
+	cell := func(name string, f func() (taskCell, error)) error {
+		var have taskCell
+		if ok, err := t.ReadJSON(sub, name+".json", &have); err != nil || ok {
+			return err
+		}
+		got, err := f()
+		if err != nil {
+			return err
+		}
+		t.logf("%s %s %s: %.1f%% (n %d)", row, task, name, got.Accuracy, got.N)
+		return t.WriteJSON(sub, name+".json", got)
+	}
+	for _, a := range c.TaskAttacks {
+		if err := cell(a, func() (taskCell, error) {
+			var sum taskCell
+			for rep := range c.Reps {
+				ac := pipeline.NewAttackConfig()
+				ac.Model, ac.Data.Preset, ac.Data.Dir, ac.Recipe, ac.N, ac.Shuffle = clf, task, c.DataDir, a, c.TaskN, true
+				ac.Seed, ac.Workers, ac.MLM = c.Seed+int64(rep), c.Workers, c.MLM
+				ac.CSV = t.Path(sub, fmt.Sprintf("%s-rep%d.csv", a, rep))
+				ac.Resume = fileExists(ac.CSV)
+				r, err := pipeline.Attack(ctx, ac)
+				if err != nil {
+					return sum, err
+				}
+				s := r.Summary
+				sum.N += s.N
+				sum.Accuracy += 100 * s.AccuracyUnderAttack / float64(c.Reps)
+				sum.ASR += 100 * s.AttackSuccessRate / float64(c.Reps)
+				sum.Queries += s.AvgQueries / float64(c.Reps)
+			}
+			sum.Reps = c.Reps
+			return sum, nil
+		}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -297,10 +401,40 @@ func (c *RobustEmbedTable) report(t *Table, write bool) (*RobustEmbedReport, err
 			b.WriteString("\n")
 		}
 	}
+	if len(c.Tasks) > 0 && len(c.TaskAttacks) > 0 {
+		fmt.Fprintf(&b, "\nTable 3: each row's encoder fine-tuned per task (%d training examples, spec §10.12), attacked on %d seeded test examples × %d repetition(s): attack success rate %% (accuracy under attack %%).\n\n| row |", c.TrainN, c.TaskN, c.Reps)
+		for _, task := range c.Tasks {
+			for _, a := range c.TaskAttacks {
+				fmt.Fprintf(&b, " %s %s |", task, a)
+			}
+		}
+		b.WriteString("\n|---|" + strings.Repeat("---|", len(c.Tasks)*len(c.TaskAttacks)) + "\n")
+		rep.Task = map[string]map[string]taskCell{}
+		for _, row := range c.Rows {
+			cells := map[string]taskCell{}
+			fmt.Fprintf(&b, "| %s |", row)
+			for _, task := range c.Tasks {
+				for _, a := range c.TaskAttacks {
+					var cell taskCell
+					if ok, err := t.ReadJSON(row+"/"+task, a+".json", &cell); err != nil {
+						return nil, err
+					} else if !ok {
+						b.WriteString(" — |")
+						continue
+					}
+					cells[task+"/"+a] = cell
+					fmt.Fprintf(&b, " %.1f (%.1f) |", cell.ASR, cell.Accuracy)
+				}
+			}
+			rep.Task[row] = cells
+			b.WriteString("\n")
+		}
+	}
 	rep.Markdown = b.String()
 	if !write {
 		return rep, nil
 	}
-	js := map[string]any{"init": c.init(), "sts": rep.STS, "advsts": rep.Adv, "adv_n": c.AdvN, "blas": tensor.BackendDetail()}
+	js := map[string]any{"init": c.init(), "sts": rep.STS, "advsts": rep.Adv, "adv_n": c.AdvN, "tasks": rep.Task, "train_n": c.TrainN, "task_n": c.TaskN,
+		"reps": c.Reps, "blas": tensor.BackendDetail()}
 	return rep, t.Publish(nil, rep.Markdown, js, false, false)
 }

@@ -81,6 +81,7 @@ func TestRobustEmbedTable(t *testing.T) {
 	c.DataDir, c.Out, c.Rows, c.STSSets, c.AdvSets, c.AdvAttacks, c.AdvN, c.Workers = dir, filepath.Join(dir, "tab"), []string{"start", "simcse"},
 		[]string{"stsb"}, []string{"stsb"}, []string{"textfooler"}, 10, 2
 	c.Train.Corpus, c.Train.EvalEvery, c.Train.MaxLen = corpus, 2, 16
+	c.Tasks = nil // Table 3: TestRobustEmbedTableTasks
 	c.Train.Options.Epochs, c.Train.Options.BatchSize, c.Train.Options.LR = 1, 16, 1e-3
 	rep, err := RunRobustEmbedTable(context.Background(), c)
 	if err != nil {
@@ -119,5 +120,46 @@ func TestRobustEmbedTable(t *testing.T) {
 	c.Rows = []string{"bert"}
 	if _, err := RunRobustEmbedTable(context.Background(), c); err == nil {
 		t.Error("an unknown row accepted")
+	}
+}
+
+// Table 3: a row's encoder initialises a classifier fine-tuned on a task
+// (MR's file format, generated), attacked in two repetitions.
+func TestRobustEmbedTableTasks(t *testing.T) {
+	dir, _ := embedTableData(t)
+	r := rand.New(rand.NewSource(5))
+	pos, neg := []string{"good", "great", "fine"}, []string{"bad", "awful", "poor"}
+	var b strings.Builder
+	for i := range 240 {
+		label, ws := i%2, pos
+		if label == 0 {
+			ws = neg
+		}
+		fmt.Fprintf(&b, "%d\tthe %s film was %s\n", label, []string{"long", "short", "dull"}[r.Intn(3)], ws[r.Intn(3)])
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "mr"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mr", "rt-polarity.utf8.tsv"), []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := NewRobustEmbedTable()
+	c.DataDir, c.Out, c.Rows, c.STSSets, c.AdvAttacks, c.Workers = dir, filepath.Join(dir, "tab"), []string{"start"}, []string{"stsb"}, nil, 2
+	c.Tasks, c.TaskAttacks, c.TrainN, c.TaskN, c.Reps, c.TaskMaxLen = []string{"mr"}, []string{"textfooler"}, 0, 6, 2, 16
+	rep, err := RunRobustEmbedTable(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell, ok := rep.Task["start"]["mr/textfooler"]
+	if !ok || cell.N != 12 || cell.Reps != 2 {
+		t.Fatalf("Table 3 cell %+v (%v)", cell, rep.Task)
+	}
+	if !strings.Contains(rep.Markdown, "Table 3") || !strings.Contains(rep.Markdown, "mr textfooler") {
+		t.Errorf("markdown:\n%s", rep.Markdown)
+	}
+	for _, f := range []string{"model", "trained.json", "textfooler-rep0.csv", "textfooler-rep1.csv"} {
+		if _, err := os.Stat(filepath.Join(c.Out, "start", "mr", f)); err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -17,6 +17,7 @@ func runBenchRobustEmbedTable(args []string, stdout, stderr io.Writer) error {
 	c := experiments.NewRobustEmbedTable()
 	tr, o := &c.Train, &c.Train.Options
 	rows, sets, atks, advSets := strings.Join(c.Rows, ","), strings.Join(c.STSSets, ","), strings.Join(c.AdvAttacks, ","), strings.Join(c.AdvSets, ",")
+	tasks, taskAtks := strings.Join(c.Tasks, ","), strings.Join(c.TaskAttacks, ",")
 	fs.StringVar(&c.DataDir, "data", defaultDataDir(), "data folder (STS sets, corpus, synonyms; env TEXTARMOR_DATA)")
 	fs.StringVar(&c.Init, "init", "", "checkpoint every row starts from (default DATA/models/all-MiniLM-L6-v2)")
 	fs.StringVar(&c.Out, "out", c.Out, "output folder: a folder per row (model, cells), table.md, table.json (rerun to resume)")
@@ -26,6 +27,11 @@ func runBenchRobustEmbedTable(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&advSets, "adv-sets", advSets, "Table 4's test splits: stsb, sickr")
 	fs.IntVar(&c.AdvN, "adv-n", c.AdvN, "pairs attacked per split (the first N)")
 	fs.StringVar(&c.MLM, "mlm", "", "masked-LM directory for bae and bert-attack ('mlm train-head')")
+	fs.StringVar(&tasks, "tasks", tasks, "Table 3's tasks (dataset presets; '' = none): each row's encoder fine-tuned on each")
+	fs.StringVar(&taskAtks, "task-attacks", taskAtks, "Table 3's recipes")
+	fs.IntVar(&c.TrainN, "train-n", c.TrainN, "Table 3: a seeded subset of each task's training split (0 = all)")
+	fs.IntVar(&c.TaskN, "task-n", c.TaskN, "Table 3: test examples attacked per repetition")
+	fs.IntVar(&c.Reps, "reps", c.Reps, "Table 3: repetitions, each on its own seeded sample (spec: 5)")
 	fs.IntVar(&tr.Sentences, "sentences", 0, "training rows: a seeded sample of the offline corpus (0 = all)")
 	fs.StringVar(&tr.Corpus, "corpus", "", "training rows: one sentence per line instead of the offline corpus")
 	fs.IntVar(&o.Epochs, "epochs", o.Epochs, "training rows: epochs")
@@ -38,6 +44,7 @@ func runBenchRobustEmbedTable(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	c.Rows, c.STSSets, c.AdvAttacks, c.AdvSets, c.Log = cli.SplitList(rows), cli.SplitList(sets), cli.SplitList(atks), cli.SplitList(advSets), stderr
+	c.Tasks, c.TaskAttacks = cli.SplitList(tasks), cli.SplitList(taskAtks)
 	rep, err := experiments.RunRobustEmbedTable(context.Background(), c)
 	if err != nil {
 		return err
