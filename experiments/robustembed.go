@@ -11,6 +11,7 @@ import (
 	"github.com/textarmor/textarmor/advsts"
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/pipeline"
 	"github.com/textarmor/textarmor/tensor"
@@ -225,7 +226,7 @@ func (c *RobustEmbedTable) row(ctx context.Context, t *Table, row string) error 
 			}
 			t.logf("%s: AdvSTS %s on %d %s pairs", row, a, len(pairs), set)
 			rc, _ := attack.LookupRecipe(a)
-			cfg, err := pipeline.BuildRecipe(rc, attack.ProtocolPaper, m, pipeline.AttackResources{DataDir: c.DataDir, MLM: c.MLM, Log: c.Log})
+			cfg, err := pipeline.BuildRecipe(rc, attack.ProtocolPaper, m, pipeline.AttackResources{DataDir: c.DataDir, WordNet: lexicon.DefaultWordNetDir(), MLM: c.MLM, Log: c.Log})
 			if err != nil {
 				return err
 			}
