@@ -2,15 +2,14 @@ package pipeline
 
 import (
 	"context"
-	"errors"
-	"fmt"
+	"encoding/json"
 	"io"
 	"math/rand"
+	"strconv"
 	"strings"
 
 	"github.com/textarmor/textarmor/defense"
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/senteval"
 )
 
 // EmbedStatsConfig configures EmbedStats (`textarmor embed stats`).
@@ -114,16 +113,51 @@ type EmbedTextConfig struct {
 	// CLI: stdin), read once the model is open.
 	Texts []string
 	Input io.Reader
+	// Format is how Write prints the vectors: json ("" too) or tsv.
+	Format string
 }
 
 // EmbedTextReport holds one sentence embedding per text.
 type EmbedTextReport struct {
 	Texts   []string
 	Vectors [][]float32
+	Format  string // json or tsv
+}
+
+// Write prints one vector per text: as json, one {"text", "embedding"}
+// object per line; as tsv, the text (tabs and newlines made spaces) then
+// the values, tab-separated.
+func (r *EmbedTextReport) Write(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	for i, v := range r.Vectors {
+		if r.Format == "json" {
+			if err := enc.Encode(map[string]any{"text": r.Texts[i], "embedding": v}); err != nil {
+				return err
+			}
+			continue
+		}
+		var b strings.Builder
+		b.WriteString(strings.NewReplacer("\t", " ", "\n", " ").Replace(r.Texts[i]))
+		for _, x := range v {
+			b.WriteByte('\t')
+			b.WriteString(strconv.FormatFloat(float64(x), 'g', -1, 32))
+		}
+		b.WriteByte('\n')
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // EmbedText embeds texts with a transformer's sentence pooling.
 func EmbedText(ctx context.Context, c EmbedTextConfig) (*EmbedTextReport, error) {
+	if c.Format == "" {
+		c.Format = "json"
+	}
+	if c.Format != "json" && c.Format != "tsv" {
+		return nil, configErrorf("--format %q: want json or tsv", c.Format)
+	}
 	m, err := openModelOn(c.Model, c.BLAS)
 	if err != nil {
 		return nil, err
@@ -139,85 +173,7 @@ func EmbedText(ctx context.Context, c EmbedTextConfig) (*EmbedTextReport, error)
 	if err != nil {
 		return nil, err
 	}
-	return &EmbedTextReport{Texts: texts, Vectors: vecs}, nil
-}
-
-// EvalSTSConfig configures EvalSTS (`textarmor eval-sts`).
-type EvalSTSConfig struct {
-	// Model is a transformer model directory (required): a textarmor model
-	// or a Hugging Face BERT directory. BLAS names the matrix backend.
-	Model, BLAS string
-	// DataDir is the data folder (required), laid out like shared/data.
-	DataDir string
-	// Sets to score (senteval.LookupSet: stsb, sickr, sts12 … sts16); Split
-	// is stsb's and sickr's (train, dev or test).
-	Sets  []string
-	Split string
-}
-
-// NewEvalSTSConfig returns the CLI's defaults: STS-B's test split.
-func NewEvalSTSConfig() EvalSTSConfig { return EvalSTSConfig{Sets: []string{"stsb"}, Split: "test"} }
-
-// STSReport holds the scores of every group scored and, for a set of
-// several groups (an STS year), their mean Spearman under the set's name
-// (N 0), as SentEval's "all" does.
-type STSReport struct {
-	Results map[string]senteval.STSResult
-	Order   []string // the names of Results in report order
-}
-
-// EvalSTS scores a model's sentence embeddings: the Spearman correlation
-// (×100) of cosine similarities with the gold scores.
-func EvalSTS(ctx context.Context, c EvalSTSConfig) (*STSReport, error) {
-	if c.Model == "" {
-		return nil, configErrorf("--model is required")
-	}
-	dir, err := DataDir(c.DataDir, "eval-sts")
-	if err != nil {
-		return nil, err
-	}
-	// The data first: a missing file is reported before the model loads.
-	var sets []senteval.Set
-	var groupsOf [][]senteval.Group
-	for _, name := range c.Sets {
-		set, err := senteval.LookupSet(strings.TrimSpace(name))
-		switch {
-		case errors.Is(err, senteval.ErrUnknownSet):
-			return nil, configErrorf("--sets: %v", err)
-		case err != nil:
-			return nil, &ConfigError{err}
-		}
-		groups, err := set.Load(dir, c.Split)
-		if err != nil {
-			return nil, err
-		}
-		sets, groupsOf = append(sets, set), append(groupsOf, groups)
-	}
-	m, err := openModelOn(c.Model, c.BLAS)
-	if err != nil {
-		return nil, err
-	}
-	r := &STSReport{Results: map[string]senteval.STSResult{}}
-	for k, set := range sets {
-		var sum float64
-		for _, g := range groupsOf[k] {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			res, err := senteval.STS(m, g.Pairs)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", g.Name, err)
-			}
-			r.Results[g.Name] = res
-			r.Order = append(r.Order, g.Name)
-			sum += res.Spearman
-		}
-		if n := len(groupsOf[k]); n > 1 {
-			r.Results[set.Name] = senteval.STSResult{Spearman: sum / float64(n)}
-			r.Order = append(r.Order, set.Name)
-		}
-	}
-	return r, nil
+	return &EmbedTextReport{Texts: texts, Vectors: vecs, Format: c.Format}, nil
 }
 
 // ExportConfig configures Export (`textarmor export`).

@@ -39,6 +39,10 @@ func LookupSet(name string) (Set, error) {
 	return Set{}, fmt.Errorf("%w %q (valid: stsb, sickr, sts12 … sts16)", ErrUnknownSet, name)
 }
 
+// PaperSets are the seven sets of the STS table of SimCSE and RobustEmbed
+// (Table 1), in its column order; Avg averages them.
+var PaperSets = []string{"sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"}
+
 // Group is a named list of pairs: stsb/SPLIT, sickr/SPLIT, or one subset
 // of an STS year (sts12/MSRpar, …), scored on its own.
 type Group struct {
@@ -46,17 +50,34 @@ type Group struct {
 	Pairs []dataset.SimPair
 }
 
+// Subsets reports whether the set has several groups (an STS year), to be
+// scored together by STSAll.
+func (s Set) Subsets() bool { return s.subsets != nil }
+
 // Load reads the set's groups from a data folder laid out like the
-// project's shared/data: split (train, dev or test) of stsb and sickr; each
-// subset of an STS year, which has test data only.
+// project's shared/data: split of stsb and sickr (train, dev or test, or
+// all: the three concatenated in that order, one group; SICK's dev is its
+// trial file); each subset of an STS year, which has test data only.
 func (s Set) Load(dataDir, split string) ([]Group, error) {
 	switch s.Name {
-	case "stsb":
-		p, err := dataset.LoadSTSB(dataDir, split)
-		return []Group{{"stsb/" + split, p}}, err
-	case "sickr":
-		p, err := dataset.LoadSICKR(dataDir, split)
-		return []Group{{"sickr/" + split, p}}, err
+	case "stsb", "sickr":
+		load := dataset.LoadSTSB
+		if s.Name == "sickr" {
+			load = dataset.LoadSICKR
+		}
+		splits := []string{split}
+		if split == "all" {
+			splits = []string{"train", "dev", "test"}
+		}
+		var pairs []dataset.SimPair
+		for _, sp := range splits {
+			p, err := load(dataDir, sp)
+			if err != nil {
+				return nil, err
+			}
+			pairs = append(pairs, p...)
+		}
+		return []Group{{s.Name + "/" + split, pairs}}, nil
 	}
 	if s.subsets == nil {
 		return nil, fmt.Errorf("senteval: set %q was not made by LookupSet", s.Name)

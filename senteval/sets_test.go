@@ -45,3 +45,28 @@ func TestSetLoadNamesGroups(t *testing.T) {
 		t.Errorf("missing split: %v, want the file named", err)
 	}
 }
+
+func TestSetLoadAllSplits(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "stsb"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, split := range []string{"train", "dev", "test"} {
+		row := "g\tf\t2012\t1\t" + []string{"1.0", "2.0", "3.0"}[i] + "\ta " + split + " film\ta fine film\n"
+		if err := os.WriteFile(filepath.Join(dir, "stsb", "sts-"+split+".csv"), []byte(row), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, _ := LookupSet("stsb")
+	groups, err := s.Load(dir, "all")
+	if err != nil || len(groups) != 1 || groups[0].Name != "stsb/all" || len(groups[0].Pairs) != 3 ||
+		groups[0].Pairs[0].A != "a train film" || groups[0].Pairs[2].Score != 3 {
+		t.Fatalf("stsb all: %+v, %v: want train, dev, test in that order", groups, err)
+	}
+	if s.Subsets() {
+		t.Error("stsb has subsets")
+	}
+	if y, _ := LookupSet("sts13"); !y.Subsets() {
+		t.Error("sts13 has no subsets")
+	}
+}

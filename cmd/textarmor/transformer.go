@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/textarmor/textarmor/pipeline"
@@ -16,77 +15,77 @@ import (
 func runEmbedText(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("embed-text", "embed-text --model DIR [--format json|tsv] [TEXT...]   (reads one text per line from stdin when no TEXT)", stderr)
 	c := pipeline.EmbedTextConfig{Input: os.Stdin}
-	var format string
 	fs.StringVar(&c.Model, "model", "", "transformer model directory: a textarmor model or a Hugging Face BERT directory (required)")
-	fs.StringVar(&format, "format", "json", "json (one {\"text\", \"embedding\"} object per line) or tsv (the text, then the values, tab-separated)")
+	fs.StringVar(&c.Format, "format", "json", "json (one {\"text\", \"embedding\"} object per line) or tsv (the text, then the values, tab-separated)")
 	fs.StringVar(&c.BLAS, "blas", "", "BLAS backend (default: the build's)")
 	if err := parse(fs, args); err != nil {
 		return err
-	}
-	if format != "json" && format != "tsv" {
-		return usageError{fmt.Errorf("--format %q: want json or tsv", format)}
 	}
 	c.Texts = fs.Args()
 	r, err := pipeline.EmbedText(context.Background(), c)
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(stdout)
-	for i, v := range r.Vectors {
-		if format == "json" {
-			if err := enc.Encode(map[string]any{"text": r.Texts[i], "embedding": v}); err != nil {
-				return err
-			}
-			continue
-		}
-		var b strings.Builder
-		b.WriteString(strings.NewReplacer("\t", " ", "\n", " ").Replace(r.Texts[i]))
-		for _, x := range v {
-			b.WriteByte('\t')
-			b.WriteString(strconv.FormatFloat(float64(x), 'g', -1, 32))
-		}
-		b.WriteByte('\n')
-		if _, err := io.WriteString(stdout, b.String()); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.Write(stdout)
+}
+
+// embedderFlags are the model flags of eval-sts and eval-transfer.
+func embedderFlags(fs *flag.FlagSet, model, data, blas *string, wordMean *bool) {
+	fs.StringVar(model, "model", "", "model directory (required): a transformer (textarmor or Hugging Face BERT), or any model with --word-mean")
+	fs.StringVar(data, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
+	fs.StringVar(blas, "blas", "", "BLAS backend (default: the build's)")
+	fs.BoolVar(wordMean, "word-mean", false, "embed a text as the mean of the model's word vectors (known tokens only), e.g. for a CNN or LSTM")
 }
 
 // runEvalSTS scores a model's sentence embeddings on STS-B (and SICK-R,
 // STS12–16 when asked).
 func runEvalSTS(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("eval-sts", "eval-sts --model DIR [--data DIR] [--sets stsb] [--split test] [--json]", stderr)
+	fs := newFlags("eval-sts", "eval-sts --model DIR [--data DIR] [--sets stsb|all|sts12,...] [--split test] [--align-uniform] [--json]", stderr)
 	c := pipeline.NewEvalSTSConfig()
 	var sets string
 	var asJSON bool
-	fs.StringVar(&c.Model, "model", "", "transformer model directory: a textarmor model or a Hugging Face BERT directory (required)")
-	fs.StringVar(&c.DataDir, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
-	fs.StringVar(&sets, "sets", strings.Join(c.Sets, ","), "comma-separated: stsb, sickr, sts12 … sts16 (each STS year averages its subsets, as SentEval's 'all' does)")
-	fs.StringVar(&c.Split, "split", c.Split, "stsb and sickr split: train, dev or test")
-	fs.StringVar(&c.BLAS, "blas", "", "BLAS backend (default: the build's)")
+	embedderFlags(fs, &c.Model, &c.DataDir, &c.BLAS, &c.WordMean)
+	fs.StringVar(&sets, "sets", strings.Join(c.Sets, ","), "comma-separated: stsb, sickr, sts12 … sts16, or all (the seven); an STS year is one correlation over its subsets (SentEval's 'all')")
+	fs.StringVar(&c.Split, "split", c.Split, "stsb and sickr split: train, dev, test, or all (the three)")
+	fs.BoolVar(&c.AlignUniform, "align-uniform", false, "also measure alignment and uniformity on STS-B (the --split)")
 	fs.BoolVar(&asJSON, "json", false, "print the results as one JSON object")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	c.Sets = strings.Split(sets, ",")
+	c.Sets = []string{sets}
 	r, err := pipeline.EvalSTS(context.Background(), c)
 	if err != nil {
 		return err
 	}
 	if asJSON {
-		return json.NewEncoder(stdout).Encode(map[string]any{"model": c.Model, "split": c.Split, "results": r.Results})
+		return r.WriteJSON(stdout)
 	}
-	fmt.Fprintf(stdout, "%-28s %6s %9s %9s\n", "set", "pairs", "spearman", "pearson")
-	for _, name := range r.Order {
-		res := r.Results[name]
-		if res.N == 0 {
-			fmt.Fprintf(stdout, "%-28s %6s %9.2f %9s\n", name+" (mean)", "", res.Spearman, "")
-			continue
-		}
-		fmt.Fprintf(stdout, "%-28s %6d %9.2f %9.2f\n", name, res.N, res.Spearman, res.Pearson)
+	return r.WriteText(stdout)
+}
+
+// runEvalTransfer scores a model's sentence embeddings on the SentEval
+// transfer tasks (logistic regression on frozen embeddings).
+func runEvalTransfer(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("eval-transfer", "eval-transfer --model DIR [--data DIR] [--tasks mr,cr,subj,mpqa,sst2,mrpc,trec] [--seed 1111] [--json]", stderr)
+	c := pipeline.NewEvalTransferConfig()
+	var tasks string
+	var asJSON bool
+	embedderFlags(fs, &c.Model, &c.DataDir, &c.BLAS, &c.WordMean)
+	fs.StringVar(&tasks, "tasks", "all", "comma-separated: mr, cr, subj, mpqa, sst2, mrpc, trec, or all")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of the folds, validation hold-outs and classifiers")
+	fs.BoolVar(&asJSON, "json", false, "print the results as one JSON object")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
 	}
-	return nil
+	c.Tasks, c.Log = []string{tasks}, stderr
+	r, err := pipeline.EvalTransfer(context.Background(), c)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return r.WriteJSON(stdout)
+	}
+	return r.WriteText(stdout)
 }
 
 // runExport writes a model in another toolkit's format.
