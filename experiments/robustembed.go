@@ -6,6 +6,7 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/textarmor/textarmor/advsts"
@@ -14,6 +15,7 @@ import (
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/pipeline"
+	"github.com/textarmor/textarmor/senteval"
 	"github.com/textarmor/textarmor/tensor"
 )
 
@@ -33,8 +35,9 @@ type RobustEmbedTable struct {
 	// Train is the training rows' configuration (Method, Init, DataDir and
 	// Options.Out are set per row).
 	Train pipeline.EmbedTrainConfig
-	// STSSets are Table 1's columns (eval-sts names).
-	STSSets []string
+	// STSSets are Table 1's columns (eval-sts names); TransferTasks Table
+	// 2's (eval-transfer names; nil: no Table 2).
+	STSSets, TransferTasks []string
 	// AdvAttacks are Table 4's recipes, run on the first AdvN pairs of
 	// each AdvSets test split (stsb, sickr); MLM is the masked-LM
 	// directory bae and bert-attack need.
@@ -62,8 +65,9 @@ type RobustEmbedTable struct {
 // pairs of each test split.
 func NewRobustEmbedTable() RobustEmbedTable {
 	return RobustEmbedTable{Out: "robustembed-table", Rows: []string{"start", "simcse", "robustembed"}, Train: pipeline.NewEmbedTrainConfig(),
-		STSSets:    []string{"sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"},
-		AdvAttacks: []string{"textfooler", "pwws", "textbugger"}, AdvSets: []string{"stsb", "sickr"}, AdvN: 200,
+		STSSets:       []string{"sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"},
+		TransferTasks: []string{"mr", "cr", "subj", "mpqa", "sst2", "mrpc"},
+		AdvAttacks:    []string{"textfooler", "pwws", "textbugger"}, AdvSets: []string{"stsb", "sickr"}, AdvN: 200,
 		Tasks: []string{"mr", "sst2", "mrpc", "snli", "imdb"}, TaskAttacks: []string{"textfooler", "pwws", "textbugger"}, TrainN: 2000, TaskN: 100, Reps: 1, TaskMaxLen: 128,
 		Workers: runtime.NumCPU()}
 }
@@ -72,6 +76,7 @@ func NewRobustEmbedTable() RobustEmbedTable {
 type RobustEmbedReport struct {
 	Markdown string
 	STS      map[string]map[string]float64  // row → set → Spearman ×100
+	Transfer map[string]map[string]float64  // row → task → accuracy ×100
 	Adv      map[string]map[string]advCell  // row → attack/set → cell
 	Task     map[string]map[string]taskCell // row → task/attack → Table 3 cell
 	Rows     []string
@@ -114,6 +119,11 @@ func (c *RobustEmbedTable) check() error {
 	for _, a := range c.AdvAttacks {
 		if _, err := attack.LookupRecipe(a); err != nil {
 			return &pipeline.ConfigError{Err: err}
+		}
+	}
+	for _, task := range c.TransferTasks {
+		if !slices.Contains(senteval.TaskNames, task) {
+			return bad("--transfer-tasks: %q (valid: %s)", task, strings.Join(senteval.TaskNames, ", "))
 		}
 	}
 	for _, a := range c.TaskAttacks {
@@ -192,6 +202,27 @@ func (c *RobustEmbedTable) row(ctx context.Context, t *Table, row string) error 
 		}
 		if err := t.WriteJSON(row, "sts.json", sts); err != nil {
 			return err
+		}
+	}
+	if len(c.TransferTasks) > 0 {
+		var tr map[string]float64
+		if ok, err := t.ReadJSON(row, "transfer.json", &tr); err != nil {
+			return err
+		} else if !ok {
+			t.logf("%s: transfer tasks", row)
+			ec := pipeline.NewEvalTransferConfig()
+			ec.Model, ec.DataDir, ec.Tasks, ec.Workers = dir, c.DataDir, c.TransferTasks, c.Workers
+			r, err := pipeline.EvalTransfer(ctx, ec)
+			if err != nil {
+				return err
+			}
+			tr = map[string]float64{}
+			for _, res := range r.Results {
+				tr[res.Task] = res.Accuracy
+			}
+			if err := t.WriteJSON(row, "transfer.json", tr); err != nil {
+				return err
+			}
 		}
 	}
 	for _, task := range c.Tasks {
@@ -353,7 +384,7 @@ func (c *RobustEmbedTable) trainRow(ctx context.Context, t *Table, row string) e
 func (c *RobustEmbedTable) report(t *Table, write bool) (*RobustEmbedReport, error) {
 	rep := &RobustEmbedReport{STS: map[string]map[string]float64{}, Adv: map[string]map[string]advCell{}, Rows: c.Rows}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# RobustEmbed Tables 1 and 4 — from %s\n\nTable 1: Spearman ×100 of cosine similarities (test splits).\n\n| row |", filepath.Base(filepath.Clean(c.init())))
+	fmt.Fprintf(&b, "# RobustEmbed Tables 1–4 — from %s\n\nTable 1: Spearman ×100 of cosine similarities (test splits).\n\n| row |", filepath.Base(filepath.Clean(c.init())))
 	for _, s := range c.STSSets {
 		b.WriteString(" " + s + " |")
 	}
@@ -373,6 +404,30 @@ func (c *RobustEmbedTable) report(t *Table, write bool) (*RobustEmbedReport, err
 			sum += sts[s]
 		}
 		fmt.Fprintf(&b, " %.2f |\n", sum/float64(len(c.STSSets)))
+	}
+	if len(c.TransferTasks) > 0 {
+		rep.Transfer = map[string]map[string]float64{}
+		b.WriteString("\nTable 2: transfer accuracy ×100 (logistic regression on frozen embeddings, docs/senteval.md).\n\n| row |")
+		for _, task := range c.TransferTasks {
+			b.WriteString(" " + task + " |")
+		}
+		b.WriteString(" avg |\n|---|" + strings.Repeat("---|", len(c.TransferTasks)+1) + "\n")
+		for _, row := range c.Rows {
+			var tr map[string]float64
+			if ok, err := t.ReadJSON(row, "transfer.json", &tr); err != nil {
+				return nil, err
+			} else if !ok {
+				continue
+			}
+			rep.Transfer[row] = tr
+			fmt.Fprintf(&b, "| %s |", row)
+			var sum float64
+			for _, task := range c.TransferTasks {
+				fmt.Fprintf(&b, " %.2f |", tr[task])
+				sum += tr[task]
+			}
+			fmt.Fprintf(&b, " %.2f |\n", sum/float64(len(c.TransferTasks)))
+		}
 	}
 	if len(c.AdvAttacks) > 0 {
 		fmt.Fprintf(&b, "\nTable 4 (AdvSTS, spec §10.13): attack success rate %% and Pearson ×100 before → after, on the first %d test pairs; the first sentence is rewritten.\n\n| row |", c.AdvN)
@@ -435,7 +490,7 @@ func (c *RobustEmbedTable) report(t *Table, write bool) (*RobustEmbedReport, err
 	if !write {
 		return rep, nil
 	}
-	js := map[string]any{"init": c.init(), "sts": rep.STS, "advsts": rep.Adv, "adv_n": c.AdvN, "tasks": rep.Task, "train_n": c.TrainN, "task_n": c.TaskN,
+	js := map[string]any{"init": c.init(), "sts": rep.STS, "transfer": rep.Transfer, "advsts": rep.Adv, "adv_n": c.AdvN, "tasks": rep.Task, "train_n": c.TrainN, "task_n": c.TaskN,
 		"reps": c.Reps, "blas": tensor.BackendDetail()}
 	return rep, t.Publish(nil, rep.Markdown, js, false, false)
 }

@@ -81,7 +81,7 @@ func TestRobustEmbedTable(t *testing.T) {
 	c.DataDir, c.Out, c.Rows, c.STSSets, c.AdvSets, c.AdvAttacks, c.AdvN, c.Workers = dir, filepath.Join(dir, "tab"), []string{"start", "simcse"},
 		[]string{"stsb"}, []string{"stsb"}, []string{"textfooler"}, 10, 2
 	c.Train.Corpus, c.Train.EvalEvery, c.Train.MaxLen = corpus, 2, 16
-	c.Tasks = nil // Table 3: TestRobustEmbedTableTasks
+	c.Tasks, c.TransferTasks = nil, nil // Tables 2 and 3: TestRobustEmbedTableTasks
 	c.Train.Options.Epochs, c.Train.Options.BatchSize, c.Train.Options.LR = 1, 16, 1e-3
 	rep, err := RunRobustEmbedTable(context.Background(), c)
 	if err != nil {
@@ -146,6 +146,7 @@ func TestRobustEmbedTableTasks(t *testing.T) {
 	c := NewRobustEmbedTable()
 	c.DataDir, c.Out, c.Rows, c.STSSets, c.AdvAttacks, c.Workers = dir, filepath.Join(dir, "tab"), []string{"start"}, []string{"stsb"}, nil, 2
 	c.Tasks, c.TaskAttacks, c.TrainN, c.TaskN, c.Reps, c.TaskMaxLen = []string{"mr"}, []string{"textfooler"}, 0, 6, 2, 16
+	c.TransferTasks = []string{"mr"} // Table 2 on the same file
 	rep, err := RunRobustEmbedTable(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,10 @@ func TestRobustEmbedTableTasks(t *testing.T) {
 	if !ok || cell.N != 12 || cell.Reps != 2 {
 		t.Fatalf("Table 3 cell %+v (%v)", cell, rep.Task)
 	}
-	if !strings.Contains(rep.Markdown, "Table 3") || !strings.Contains(rep.Markdown, "mr textfooler") {
+	if acc := rep.Transfer["start"]["mr"]; !(acc > 0) {
+		t.Errorf("Table 2: %v", rep.Transfer)
+	}
+	if !strings.Contains(rep.Markdown, "Table 3") || !strings.Contains(rep.Markdown, "mr textfooler") || !strings.Contains(rep.Markdown, "Table 2") {
 		t.Errorf("markdown:\n%s", rep.Markdown)
 	}
 	for _, f := range []string{"model", "trained.json", "textfooler-rep0.csv", "textfooler-rep1.csv"} {

@@ -17,12 +17,13 @@ func runBenchRobustEmbedTable(args []string, stdout, stderr io.Writer) error {
 	c := experiments.NewRobustEmbedTable()
 	tr, o := &c.Train, &c.Train.Options
 	rows, sets, atks, advSets := strings.Join(c.Rows, ","), strings.Join(c.STSSets, ","), strings.Join(c.AdvAttacks, ","), strings.Join(c.AdvSets, ",")
-	tasks, taskAtks := strings.Join(c.Tasks, ","), strings.Join(c.TaskAttacks, ",")
+	tasks, taskAtks, transfer := strings.Join(c.Tasks, ","), strings.Join(c.TaskAttacks, ","), strings.Join(c.TransferTasks, ",")
 	fs.StringVar(&c.DataDir, "data", defaultDataDir(), "data folder (STS sets, corpus, synonyms; env TEXTARMOR_DATA)")
 	fs.StringVar(&c.Init, "init", "", "checkpoint every row starts from (default DATA/models/all-MiniLM-L6-v2)")
 	fs.StringVar(&c.Out, "out", c.Out, "output folder: a folder per row (model, cells), table.md, table.json (rerun to resume)")
 	fs.StringVar(&rows, "rows", rows, "rows: start (the checkpoint as it is), simcse, robustembed")
 	fs.StringVar(&sets, "sts-sets", sets, "Table 1's columns (eval-sts names)")
+	fs.StringVar(&transfer, "transfer-tasks", transfer, "Table 2's columns (eval-transfer names; '' = none)")
 	fs.StringVar(&atks, "adv-attacks", atks, "Table 4's recipes (bae and bert-attack need --mlm)")
 	fs.StringVar(&advSets, "adv-sets", advSets, "Table 4's test splits: stsb, sickr")
 	fs.IntVar(&c.AdvN, "adv-n", c.AdvN, "pairs attacked per split (the first N)")
@@ -44,7 +45,7 @@ func runBenchRobustEmbedTable(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	c.Rows, c.STSSets, c.AdvAttacks, c.AdvSets, c.Log = cli.SplitList(rows), cli.SplitList(sets), cli.SplitList(atks), cli.SplitList(advSets), stderr
-	c.Tasks, c.TaskAttacks = cli.SplitList(tasks), cli.SplitList(taskAtks)
+	c.Tasks, c.TaskAttacks, c.TransferTasks = cli.SplitList(tasks), cli.SplitList(taskAtks), cli.SplitList(transfer)
 	rep, err := experiments.RunRobustEmbedTable(context.Background(), c)
 	if err != nil {
 		return err

@@ -61,7 +61,7 @@ func TestEmbedTrainCLI(t *testing.T) {
 
 func TestBenchRobustEmbedTableFlags(t *testing.T) {
 	dir := t.TempDir()
-	for _, args := range [][]string{{"--rows", "bert"}, {"--adv-n", "1"}, {"--adv-sets", "sts12"}, {"--workers", "0"}, {"--tasks", "yelp"}, {"--reps", "0"}} {
+	for _, args := range [][]string{{"--rows", "bert"}, {"--adv-n", "1"}, {"--adv-sets", "sts12"}, {"--workers", "0"}, {"--tasks", "yelp"}, {"--reps", "0"}, {"--transfer-tasks", "sick"}} {
 		args = append([]string{"bench", "robustembed-table", "--data", dir, "--out", filepath.Join(dir, "t")}, args...)
 		if code, _, stderr := runCmd(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2: %s", args, code, stderr)
