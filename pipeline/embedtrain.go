@@ -192,7 +192,9 @@ func EmbedTrain(ctx context.Context, c EmbedTrainConfig) (*EmbedTrainReport, err
 		rand.New(rand.NewSource(c.Options.Seed)).Shuffle(len(sents), func(i, j int) { sents[i], sents[j] = sents[j], sents[i] })
 		sents = sents[:c.Sentences]
 	}
-	m, err := model.ImportHF(c.Init, model.ImportOptions{Pool: "pooler", MaxLen: c.MaxLen, Seed: c.Options.Seed})
+	// The checkpoint's own length stays the model's (evaluation, the saved
+	// encoder); only the training sentences are cut to MaxLen pieces.
+	m, err := model.ImportHF(c.Init, model.ImportOptions{Pool: "pooler", Seed: c.Options.Seed})
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +226,7 @@ func EmbedTrain(ctx context.Context, c EmbedTrainConfig) (*EmbedTrainReport, err
 	}
 	examples := make([]train.Example, len(sents))
 	for i, s := range sents {
-		examples[i] = train.Example{IDs: m.Encode(s)}
+		examples[i] = train.Example{IDs: m.Pieces.Encode(s, min(c.MaxLen, m.MaxLen)).IDs}
 	}
 	opt := c.Options
 	opt.Evaluate = func(m *model.Model) (float64, error) {
@@ -236,11 +238,11 @@ func EmbedTrain(ctx context.Context, c EmbedTrainConfig) (*EmbedTrainReport, err
 	if err != nil {
 		return nil, err
 	}
-	opt.Info = map[string]any{"method": c.Method, "init": c.Init, "pool": pool, "max_len": m.MaxLen, "sentences": len(sents),
+	opt.Info = map[string]any{"method": c.Method, "init": c.Init, "pool": pool, "train_max_len": c.MaxLen, "sentences": len(sents),
 		"corpus": sources, "selection": fmt.Sprintf("STS-B dev Spearman (%d pairs)", len(dev)), "blas": tensor.BackendDetail()}
 	DescribeObjective(obj, opt.Info, log)
-	fmt.Fprintf(log, "embed-train: %s from %s, %d sentences (%s), pool %s, max length %d; epochs %d, batch %d, %s lr %g; STS-B dev (%d pairs) every %d steps; %.2f before training\n",
-		c.Method, c.Init, len(sents), sourceList(sources), pool, m.MaxLen, opt.Epochs, opt.BatchSize, opt.Optimizer, opt.LR, len(dev), c.EvalEvery, startScore)
+	fmt.Fprintf(log, "embed-train: %s from %s, %d sentences (%s), pool %s, training length %d; epochs %d, batch %d, %s lr %g; STS-B dev (%d pairs) every %d steps; %.2f before training\n",
+		c.Method, c.Init, len(sents), sourceList(sources), pool, min(c.MaxLen, m.MaxLen), opt.Epochs, opt.BatchSize, opt.Optimizer, opt.LR, len(dev), c.EvalEvery, startScore)
 	opt.Info["start_score"] = startScore
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -105,7 +105,9 @@ func TestEmbedTrain(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.Training["method"] != method || m.Sentence == nil || m.Sentence.Pool != "cls" || m.Net.Cfg.Transformer.Pool != "pooler" {
+		// Only the training sentences are cut to MaxLen: the encoder keeps
+		// the checkpoint's length for evaluation and use.
+		if m.Training["method"] != method || m.Sentence == nil || m.Sentence.Pool != "cls" || m.Net.Cfg.Transformer.Pool != "pooler" || m.MaxLen != 32 {
 			t.Errorf("%s: record %v, sentence %+v", method, m.Training, m.Sentence)
 		}
 		if _, err := m.Embed([]string{"good film", "bad plot"}); err != nil {
