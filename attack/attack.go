@@ -50,6 +50,32 @@ type Target struct {
 	// word of the text (as Tok splits it) the L1 norm of the loss gradient
 	// with respect to its input embeddings.
 	TextGrad func(text string, label int) []float64
+	// Texts, when set, is a victim that reads the texts themselves (a model
+	// behind an HTTP endpoint: RemoteModel); Victim and Encode are then
+	// unused. Each candidate is written into the original text as for
+	// Encode, and Vocab must be an open vocabulary. RunAll stops with
+	// Texts.Err once it is set.
+	Texts TextVictim
+}
+
+// TextVictim is a victim that reads texts, not ids. Err reports its first
+// failure (an endpoint that stopped answering, a query budget spent):
+// once it is set, what PredictTexts returns means nothing.
+type TextVictim interface {
+	PredictTexts(texts []string) [][]float32
+	Err() error
+}
+
+// readsText reports whether the victim reads each candidate as text
+// (Encode or Texts) rather than as word ids.
+func (t Target) readsText() bool { return t.Encode != nil || t.Texts != nil }
+
+// victimErr is the text victim's failure, if any.
+func (t Target) victimErr() error {
+	if t.Texts == nil {
+		return nil
+	}
+	return t.Texts.Err()
 }
 
 // FromModel makes a Target of a loaded model. A transformer reads each
@@ -146,6 +172,9 @@ const (
 // Read gives the model's class probabilities for texts as it reads them
 // from a file: tokenized, encoded and cut to MaxLen, or through Encode.
 func (t Target) Read(texts []string) [][]float32 {
+	if t.Texts != nil {
+		return t.Texts.PredictTexts(texts)
+	}
 	seqs := make([][]int32, len(texts))
 	for i, x := range texts {
 		if t.Encode != nil {
@@ -366,8 +395,16 @@ type phrase struct {
 }
 
 // victimPredict is Target.Victim.Predict on word-id sequences, through
-// Target.Encode when the victim reads text its own way.
+// Target.Encode when the victim reads text its own way, or the texts
+// themselves to Target.Texts.
 func (s *State) victimPredict(seqs [][]int32) [][]float32 {
+	if s.Target.Texts != nil {
+		texts := make([]string, len(seqs))
+		for i, q := range seqs {
+			texts[i] = s.textOf(q)
+		}
+		return s.Target.Texts.PredictTexts(texts)
+	}
 	if s.Target.Encode == nil {
 		if s.phrases != nil {
 			exp := make([][]int32, len(seqs))
@@ -385,7 +422,8 @@ func (s *State) victimPredict(seqs [][]int32) [][]float32 {
 	return s.Target.Victim.Predict(enc)
 }
 
-// textOf writes a candidate into the original text for Target.Encode: its
+// textOf writes a candidate into the original text for Target.Encode (or
+// Target.Texts): its
 // substitutions, UNK (with no out-of-vocabulary word behind it) as
 // Target.UnkText, and a sequence one shorter than the original as that
 // original with one word deleted (the deletion word-importance order).
@@ -546,7 +584,7 @@ func (s *State) buildCandidates() {
 // the word's own id.
 func (s *State) substituteID(w string) int32 {
 	v := s.Target.Vocab
-	if s.Target.Encode != nil {
+	if s.Target.readsText() {
 		return v.ID(w)
 	}
 	toks := s.Target.Tok.Tokenize(w)

@@ -46,6 +46,7 @@ func commands() []command {
 		{"eval-sts", "score a transformer's sentence embeddings on STS-B (Spearman ×100 of cosine similarities), SICK-R, STS12–16", runEvalSTS},
 		{"embed-train", "train a sentence encoder contrastively: SimCSE or RobustEmbed (adversarial views); not word vectors (embed train)", runSentenceTrain},
 		{"export", "write a transformer model as a Hugging Face directory (BertForSequenceClassification)", runExport},
+		{"serve", "HTTP JSON API (predict, explain, embed, attack), micro-batched; SIGHUP reloads (docs/serving.md)", runServe},
 		{"bench", "measure GEMM peak, training-step and forward speed", runBench},
 		{"completion", "print a shell completion script: 'completion bash'", runCompletion},
 	}
