@@ -57,6 +57,32 @@ type Target struct {
 	// pairs.
 	EncodePair   func(first, second string) []int32
 	TextGradPair func(first, second string, label int) []float64
+	// Texts, when set, is a victim that reads the texts themselves (a model
+	// behind an HTTP endpoint: RemoteModel); Victim and Encode are then
+	// unused. Each candidate is written into the original text as for
+	// Encode, and Vocab must be an open vocabulary. RunAll stops with
+	// Texts.Err once it is set.
+	Texts TextVictim
+}
+
+// TextVictim is a victim that reads texts, not ids. Err reports its first
+// failure (an endpoint that stopped answering, a query budget spent):
+// once it is set, what PredictTexts returns means nothing.
+type TextVictim interface {
+	PredictTexts(texts []string) [][]float32
+	Err() error
+}
+
+// readsText reports whether the victim reads each candidate as text
+// (Encode or Texts) rather than as word ids.
+func (t Target) readsText() bool { return t.Encode != nil || t.Texts != nil }
+
+// victimErr is the text victim's failure, if any.
+func (t Target) victimErr() error {
+	if t.Texts == nil {
+		return nil
+	}
+	return t.Texts.Err()
 }
 
 // FromModel makes a Target of a loaded model. A transformer reads each
@@ -175,6 +201,9 @@ func (t Target) Read(texts []string) [][]float32 {
 // pairs whose first texts are fixed[i] (a single text where fixed is nil
 // or fixed[i] is ""); pairs go through EncodePair.
 func (t Target) readPairs(fixed, texts []string) [][]float32 {
+	if t.Texts != nil && fixed == nil {
+		return t.Texts.PredictTexts(texts)
+	}
 	seqs := make([][]int32, len(texts))
 	for i, x := range texts {
 		switch {
@@ -193,6 +222,9 @@ func (t Target) readPairs(fixed, texts []string) [][]float32 {
 // through: its Encode and TextGrad read each candidate second text with
 // the fixed first text.
 func (t Target) forPair(fixed string) (Target, error) {
+	if t.Texts != nil {
+		return t, errors.New("attack: sentence pairs cannot be sent to a remote victim (its protocol takes single texts)")
+	}
 	if t.EncodePair == nil {
 		return t, errors.New("attack: a sentence pair needs a victim that reads pairs (Target.EncodePair: a transformer fine-tuned on a pair task)")
 	}
@@ -420,8 +452,16 @@ type phrase struct {
 }
 
 // victimPredict is Target.Victim.Predict on word-id sequences, through
-// Target.Encode when the victim reads text its own way.
+// Target.Encode when the victim reads text its own way, or the texts
+// themselves to Target.Texts.
 func (s *State) victimPredict(seqs [][]int32) [][]float32 {
+	if s.Target.Texts != nil {
+		texts := make([]string, len(seqs))
+		for i, q := range seqs {
+			texts[i] = s.textOf(q)
+		}
+		return s.Target.Texts.PredictTexts(texts)
+	}
 	if s.Target.Encode == nil {
 		if s.phrases != nil {
 			exp := make([][]int32, len(seqs))
@@ -439,7 +479,8 @@ func (s *State) victimPredict(seqs [][]int32) [][]float32 {
 	return s.Target.Victim.Predict(enc)
 }
 
-// textOf writes a candidate into the original text for Target.Encode: its
+// textOf writes a candidate into the original text for Target.Encode (or
+// Target.Texts): its
 // substitutions, UNK (with no out-of-vocabulary word behind it) as
 // Target.UnkText, and a sequence one shorter than the original as that
 // original with one word deleted (the deletion word-importance order).
@@ -600,7 +641,7 @@ func (s *State) buildCandidates() {
 // the word's own id.
 func (s *State) substituteID(w string) int32 {
 	v := s.Target.Vocab
-	if s.Target.Encode != nil {
+	if s.Target.readsText() {
 		return v.ID(w)
 	}
 	toks := s.Target.Tok.Tokenize(w)

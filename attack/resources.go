@@ -98,6 +98,9 @@ func LoadResources(need Needs, m *model.Model, files ResourceFiles) (Resources, 
 		if m.Pieces != nil {
 			return res, &ResourceError{Resource: "encoder", Err: errors.New("hla on a transformer needs word vectors (its embedding table holds word pieces, not words)")}
 		}
+		if m.Net == nil {
+			return res, &ResourceError{Resource: "encoder", Err: errors.New("hla on a remote victim needs word vectors (its embedding table is out of reach)")}
+		}
 		w := m.Net.Emb.W.Value
 		res.Encoder = MeanVectorEncoder{Table: text.TableVectors("model embedding table", m.Vocab, w.Shape[1], w.Data)}
 	}

@@ -45,7 +45,8 @@ type RunOptions struct {
 	OnResult func(Result)
 	// MergeBatches merges the full-forward Predict calls of the workers'
 	// examples into one call of the victim (see mergingVictim); the results
-	// are the same.
+	// are the same. A Target.Texts victim batches its own requests and is
+	// not merged.
 	MergeBatches bool
 	// Identity, when set with CSV, records what the results file belongs
 	// to (model digest, recipe, protocol, seed, sample…) in CSV+".run.json";
@@ -410,7 +411,7 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 	results := make(chan item)
 	read := t // the target as given, for reading the written texts back
 	var merger *mergingVictim
-	if opt.MergeBatches && workers > 1 {
+	if opt.MergeBatches && workers > 1 && t.Texts == nil {
 		t, merger = mergeTarget(t, workers)
 	}
 	var wg sync.WaitGroup
@@ -423,6 +424,10 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 			}
 			for k := range jobs {
 				r, err := a.Run(t, ex[k], opt.Seed)
+				if err == nil {
+					// A result scored by a failed text victim is not kept.
+					err = t.victimErr()
+				}
 				results <- item{k, r, err}
 			}
 		}()
@@ -486,6 +491,9 @@ func RunAll(ctx context.Context, a *Attack, t Target, ex []Example, opt RunOptio
 		return nil, err
 	}
 	CheckResults(a.Goal, read, out)
+	if err := read.victimErr(); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -15,7 +15,7 @@ import (
 // the model like any other part of its configuration.
 
 // Pairs reports whether the model reads sentence pairs.
-func (m *Model) Pairs() bool { return m.Net.Cfg.Pairs }
+func (m *Model) Pairs() bool { return m.Net != nil && m.Net.Cfg.Pairs }
 
 // SetPairs makes a transformer read sentence pairs (fine-tuning on a pair
 // task calls it before training). A model without token types, or one

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -24,7 +25,14 @@ import (
 // with a recipe (or an attack composed from parts), resumably, with an
 // optional interpretation-agreement pass. Comments name the CLI flags.
 type AttackConfig struct {
-	Model string // model directory written by `textarmor train` (--model; required)
+	Model string // model directory written by `textarmor train` (--model; required without Victim)
+	// Victim is, instead of Model, the URL of a model behind an HTTP
+	// endpoint speaking the remote victim protocol (attack.RemoteModel;
+	// --victim), queried with Remote's batching, concurrency, retries and
+	// budget (--victim-batch, --victim-concurrency, --victim-timeout,
+	// --victim-retries, --victim-budget).
+	Victim string
+	Remote attack.RemoteOptions
 	// Data and Split are the examples (--split; "" = test). A bare
 	// Data.Test file (no preset, no training file) is read with the
 	// model's classes and Split does not apply (Data.ForModel).
@@ -84,7 +92,8 @@ type AttackConfig struct {
 // defaults.
 func NewAttackConfig() AttackConfig {
 	return AttackConfig{Data: NewData(), Split: "test", Workers: runtime.NumCPU(), WordNet: lexicon.DefaultWordNetDir(),
-		Nearest: NewNearestConfig(), Explain: NewExplainConfig()}
+		Nearest: NewNearestConfig(), Explain: NewExplainConfig(), Remote: attack.RemoteOptions{Batch: attack.DefaultRemoteBatch,
+			Concurrency: attack.DefaultRemoteConcurrency, Timeout: attack.DefaultRemoteTimeout, Retries: attack.DefaultRemoteRetries}}
 }
 
 // Check validates the configuration: numbers first, then the names and
@@ -102,14 +111,22 @@ func (c *AttackConfig) Check() error {
 	if err := c.Nearest.Check(); err != nil {
 		return err
 	}
+	if err := c.checkRemote(); err != nil {
+		return err
+	}
 	if err := c.Explain.checkNumbers(); err != nil {
 		return err
 	}
 	if err := c.Data.Check(); err != nil {
 		return err
 	}
-	if c.Model == "" {
-		return configErrorf("--model is required")
+	switch {
+	case c.Model == "" && c.Victim == "":
+		return configErrorf("--model is required (or --victim URL, a model behind an HTTP endpoint)")
+	case c.Model != "" && c.Victim != "":
+		return configErrorf("give --model or --victim, not both")
+	case c.Victim != "" && c.Explain.Method != "":
+		return configErrorf("--explain needs the model's gradients: it cannot explain a --victim behind an endpoint")
 	}
 	rc, err := c.recipe()
 	if err != nil {
@@ -213,7 +230,7 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 			return nil, configErrorf("%s exists: use --resume to continue that run, or remove it", c.CSV)
 		}
 	}
-	m, err := model.Load(c.Model)
+	m, remote, err := c.victim(ctx, log)
 	if err != nil {
 		return nil, err
 	}
@@ -227,7 +244,7 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 		}
 	}
 	items := attack.ExamplesOf(ex, attack.SampleOrder(len(ex), c.N, c.Seed, c.Protocol == attack.ProtocolFTML || c.Shuffle))
-	rep := &AttackReport{Protocol: c.Protocol, Model: c.Model, Dataset: dsName, Split: c.Split, CSV: c.CSV, Seed: c.Seed, MaxLen: m.MaxLen}
+	rep := &AttackReport{Protocol: c.Protocol, Model: cmp.Or(c.Model, c.Victim), Dataset: dsName, Split: c.Split, CSV: c.CSV, Seed: c.Seed, MaxLen: m.MaxLen}
 	if m.Pairs() {
 		fmt.Fprintf(log, "sentence pairs: the attack modifies the second text (hypothesis, second sentence) and the model reads it with the fixed first\n")
 	}
@@ -245,9 +262,9 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 	if rep.Truncated > 0 {
 		fmt.Fprintf(log, "%d of %d texts are longer than the model's %d tokens: it reads them truncated\n", rep.Truncated, len(items), m.MaxLen)
 	}
-	if m.Pieces != nil {
-		// A transformer's word vocabulary is open: give the attacked texts'
-		// words their ids now, so that the substitute tables built below
+	if m.Vocab.Open() {
+		// A transformer's (or a remote victim's) word vocabulary is open:
+		// give the attacked texts' words their ids now, so that the substitute tables built below
 		// (nearest neighbours, the FTML protocol's restriction) cover them.
 		for _, it := range items {
 			for _, w := range text.Texts(m.Tok.Tokenize(it.Text)) {
@@ -272,7 +289,7 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 	opt := attack.RunOptions{Workers: c.Workers, Seed: c.Seed, CSV: c.CSV, Resume: c.Resume, MergeBatches: c.MergeBatches,
 		Progress: c.Progress, OnResult: c.onResult(m.Classes)}
 	if c.CSV != "" {
-		digest, err := checkpoint.WeightsDigest(c.Model)
+		digest, err := c.victimDigest(remote)
 		if err != nil {
 			return nil, err
 		}
@@ -285,9 +302,16 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 			"vectors": c.Vectors, "synonyms": c.Synonyms, "lm": c.LM}
 	}
 	tg := attack.FromModel(m)
+	if remote != nil {
+		tg = remote.Target(m.Vocab, m.Tok)
+	}
 	tg.NoIncremental = c.NoIncremental
 	start := time.Now()
-	if rep.Results, err = attack.RunAll(ctx, cfg.Attack, tg, items, opt); err != nil {
+	rep.Results, err = attack.RunAll(ctx, cfg.Attack, tg, items, opt)
+	if remote != nil {
+		fmt.Fprintf(log, "remote victim %s: %d texts sent in %d requests, %d retries\n", c.Victim, remote.Sent(), remote.Requests(), remote.Retries())
+	}
+	if err != nil {
 		return nil, err
 	}
 	rep.Summary = attack.Summarize(rep.Results)

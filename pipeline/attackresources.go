@@ -48,6 +48,10 @@ func (n NearestConfig) Check() error {
 	return nil
 }
 
+// Resolve applies the recipe's own neighbourhood (need.NearestK and
+// NearestCos) where K and Cos were not given.
+func (n NearestConfig) Resolve(need attack.Needs) NearestConfig { return n.resolve(need) }
+
 // resolve applies the recipe's own neighbourhood where K and Cos were not
 // given.
 func (n NearestConfig) resolve(need attack.Needs) NearestConfig {

@@ -105,6 +105,13 @@ func ExplainTexts(ctx context.Context, c ExplainTextsConfig) (*ExplainTextsRepor
 	return r, nil
 }
 
+// ExplainText attributes class cls (< 0: the predicted one) of one text
+// of an open model with c's method, steps, samples and seed: ExplainTexts
+// for one text (the server's /v1/explain). c's model and texts are unused.
+func ExplainText(m *model.Model, s string, cls int, c ExplainTextsConfig) (ExplainedText, error) {
+	return explainText(m, s, cls, c)
+}
+
 // explainText attributes class cls (< 0: the predicted one) of one text.
 func explainText(m *model.Model, s string, cls int, c ExplainTextsConfig) (ExplainedText, error) {
 	e := ExplainedText{Text: s}

@@ -13,13 +13,19 @@ import (
 )
 
 func runAttack(args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("attack", "attack --model DIR --recipe NAME (--dataset NAME | --test FILE) [flags]", stderr)
+	fs := newFlags("attack", "attack (--model DIR | --victim URL) --recipe NAME (--dataset NAME | --test FILE) [flags]", stderr)
 	c := pipeline.NewAttackConfig()
 	var df dataFlags
 	df.register(fs, false)
 	var blasName string
 	var asJSON, quiet bool
-	fs.StringVar(&c.Model, "model", "", "model directory written by 'textarmor train' (required)")
+	fs.StringVar(&c.Model, "model", "", "model directory written by 'textarmor train' (required, or --victim)")
+	fs.StringVar(&c.Victim, "victim", "", "instead of --model, the URL of a model behind an HTTP endpoint (docs/serving.md's protocol, e.g. 'serve' at http://127.0.0.1:8080/v1/predict)")
+	fs.IntVar(&c.Remote.Batch, "victim-batch", c.Remote.Batch, "--victim: texts per request")
+	fs.IntVar(&c.Remote.Concurrency, "victim-concurrency", c.Remote.Concurrency, "--victim: requests in flight at once")
+	fs.DurationVar(&c.Remote.Timeout, "victim-timeout", c.Remote.Timeout, "--victim: each request's deadline")
+	fs.IntVar(&c.Remote.Retries, "victim-retries", c.Remote.Retries, "--victim: tries again after a 429, a 5xx, a timeout or a lost connection (backoff doubling from 200ms)")
+	fs.Int64Var(&c.Remote.Budget, "victim-budget", 0, "--victim: texts sent at most in the run (0 = no limit); past it the run stops (--resume continues it)")
 	fs.StringVar(&c.Recipe, "recipe", "", "attack recipe: "+strings.Join(attack.RecipeNames(), ", ")+"; or pgd, fgm: the input embeddings moved by ε (--eps, --steps) (required)")
 	ec := pipeline.NewEmbeddingAttackConfig()
 	fs.Float64Var(&ec.Eps, "eps", ec.Eps, "pgd, fgm: L2 radius of each example's perturbation of its embeddings (0 = none)")

@@ -22,7 +22,7 @@ func flagGroups(cmd string) []cli.Group {
 	output := group("Output and machine", nameIn("out", "resume", "json", "quiet", "blas", "workers", "color", "show",
 		"merge-batches", "no-incremental", "log"))
 	if cmd == "attack" {
-		return []cli.Group{data, group("Model", nameIn("model")),
+		return []cli.Group{data, group("Model or remote victim", func(n string) bool { return n == "model" || strings.HasPrefix(n, "victim") }),
 			group("Attack", nameIn("recipe", "protocol", "seed", "query-budget", "goal", "transformation", "search", "constraint",
 				"no-recipe-constraints", "eps", "steps")),
 			group("Resources", func(n string) bool {

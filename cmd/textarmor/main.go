@@ -47,6 +47,7 @@ func commands() []command {
 		{"eval-transfer", "score sentence embeddings on SentEval's transfer tasks (MR, CR, SUBJ, MPQA, SST-2, MRPC, TREC) by logistic regression", runEvalTransfer},
 		{"embed-train", "train a sentence encoder contrastively: SimCSE or RobustEmbed (adversarial views); not word vectors (embed train)", runSentenceTrain},
 		{"export", "write a transformer model as a Hugging Face directory (BertForSequenceClassification)", runExport},
+		{"serve", "HTTP JSON API (predict, explain, embed, attack), micro-batched; SIGHUP reloads (docs/serving.md)", runServe},
 		{"bench", "measure GEMM peak, training-step and forward speed", runBench},
 		{"completion", "print a shell completion script: 'completion bash'", runCompletion},
 	}
