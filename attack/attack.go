@@ -201,7 +201,7 @@ func (t Target) Read(texts []string) [][]float32 {
 // pairs whose first texts are fixed[i] (a single text where fixed is nil
 // or fixed[i] is ""); pairs go through EncodePair.
 func (t Target) readPairs(fixed, texts []string) [][]float32 {
-	if t.Texts != nil && fixed == nil {
+	if t.Texts != nil { // forPair refuses pairs for a remote victim
 		return t.Texts.PredictTexts(texts)
 	}
 	seqs := make([][]int32, len(texts))
