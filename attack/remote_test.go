@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/textarmor/textarmor/tensor"
+
 	"github.com/textarmor/textarmor/internal/synth"
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/model"
@@ -188,7 +190,7 @@ func TestRemoteBatchingConcurrencyRetries(t *testing.T) {
 	}
 	want := m.PredictTexts(in)
 	for i := range in {
-		if !slices.Equal(got[i], want[i].Probs) {
+		if d := tensor.MaxAbsDiff(got[i], want[i].Probs); d != 0 && (tensor.BackendName() == "gonum" || d > 2e-7) { // OpenBLAS: last bits vary with the batch's shape
 			t.Fatalf("text %d: %v, want %v", i, got[i], want[i].Probs)
 		}
 	}
