@@ -209,12 +209,9 @@ func needClasses(e *entry, what string) error {
 	return nil
 }
 
-// PredictRequest is /v1/predict's body (the remote victim protocol's
-// request, attack.RemoteRequest).
-type PredictRequest struct {
-	Model string   `json:"model,omitempty"`
-	Texts []string `json:"texts"`
-}
+// PredictRequest is /v1/predict's body: the remote victim protocol's
+// request.
+type PredictRequest = attack.RemoteRequest
 
 // PredictResponse is /v1/predict's answer: attack.RemoteResponse's
 // fields, with each prediction's label, class and known tokens.
