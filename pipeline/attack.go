@@ -50,6 +50,10 @@ type AttackConfig struct {
 	// otherwise the first N.
 	N       int
 	Shuffle bool
+	// Shard "i/n" attacks shard i of n of the selected examples (those at
+	// positions i, i+n, …; attack.ShardExamples); MergeAttackShards joins
+	// the n results files into the single run's. "" = all.
+	Shard string
 	Seed    int64 // with the example index, seeds each example's attack (--seed)
 	// QueryBudget stops an example after this many model queries (result
 	// Failed); 0 = no limit (--query-budget).
@@ -109,6 +113,9 @@ func (c *AttackConfig) Check() error {
 		return configErrorf("--workers %d must be in [1, %d]", c.Workers, maxWorkers)
 	}
 	if err := c.Nearest.Check(); err != nil {
+		return err
+	}
+	if _, _, err := parseShard(c.Shard); err != nil {
 		return err
 	}
 	if err := c.checkRemote(); err != nil {
@@ -244,6 +251,10 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 		}
 	}
 	items := attack.ExamplesOf(ex, attack.SampleOrder(len(ex), c.N, c.Seed, c.Protocol == attack.ProtocolFTML || c.Shuffle))
+	if si, sn, _ := parseShard(c.Shard); sn > 0 {
+		items = attack.ShardExamples(items, si, sn)
+		fmt.Fprintf(log, "shard %d of %d: %d of the selected examples\n", si, sn, len(items))
+	}
 	rep := &AttackReport{Protocol: c.Protocol, Model: cmp.Or(c.Model, c.Victim), Dataset: dsName, Split: c.Split, CSV: c.CSV, Seed: c.Seed, MaxLen: m.MaxLen}
 	if m.Pairs() {
 		fmt.Fprintf(log, "sentence pairs: the attack modifies the second text (hypothesis, second sentence) and the model reads it with the fixed first\n")
@@ -300,6 +311,9 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 			"protocol": c.Protocol, "seed": fmt.Sprint(c.Seed), "dataset": dsName, "split": c.Split,
 			"shuffle": fmt.Sprint(c.Shuffle), "examples": fmt.Sprint(len(ex)), "query_budget": fmt.Sprint(c.QueryBudget),
 			"vectors": c.Vectors, "synonyms": c.Synonyms, "lm": c.LM}
+		if c.Shard != "" {
+			opt.Identity[attack.ShardKey] = c.Shard
+		}
 	}
 	tg := attack.FromModel(m)
 	if remote != nil {
@@ -433,4 +447,29 @@ func (r *AttackReport) postPass() []PostPass {
 		out = append(out, PostPass{name, p})
 	}
 	return out
+}
+
+// parseShard reads --shard "i/n" (0 ≤ i < n); "" is no sharding (n 0).
+func parseShard(s string) (i, n int, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	if _, err := fmt.Sscanf(s, "%d/%d", &i, &n); err != nil || fmt.Sprintf("%d/%d", i, n) != s || n < 1 || i < 0 || i >= n {
+		return 0, 0, configErrorf("--shard %q: want i/n with 0 ≤ i < n (shard 0/4 is the first of four)", s)
+	}
+	return i, n, nil
+}
+
+// MergeAttackShards joins the results files of shards 0 … n−1 of one
+// attack run (in shard order) into out, the single run's file, and
+// summarises it (attack.MergeShards).
+func MergeAttackShards(out string, shards []string) (attack.Summary, error) {
+	if out == "" || len(shards) == 0 {
+		return attack.Summary{}, configErrorf("merge needs --out FILE and the shards' results files, in shard order")
+	}
+	rs, err := attack.MergeShards(shards, out)
+	if err != nil {
+		return attack.Summary{}, err
+	}
+	return attack.Summarize(rs), nil
 }

@@ -50,6 +50,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	registerNearest(fs, &c.Nearest)
 	var sf showFlags
 	sf.register(fs)
+	fs.StringVar(&c.Shard, "shard", "", "attack shard i/n of the selected examples (positions i, i+n, …; 'textarmor merge' joins the n results files into the single run's)")
 	fs.BoolVar(&c.Shuffle, "shuffle", false, "attack a seeded random sample of --n examples, as --protocol ftml does, instead of the first n (which may all have one label: IMDB's test split is sorted)")
 	fs.BoolVar(&c.MergeBatches, "merge-batches", false, "merge the full forward passes of the examples in flight (--workers > 1) into one model call (same results)")
 	registerExplain(fs, &c.Explain)

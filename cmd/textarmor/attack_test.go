@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -258,5 +259,54 @@ func TestUselessResourcesRefused(t *testing.T) {
 	code, _, stderr = runCmd(t, "train", "--train", tr, "--embeddings", vec, "--epochs", "1", "--out", filepath.Join(dir, "m2"), "--quiet")
 	if code == 0 || !strings.Contains(stderr, "none of the") {
 		t.Errorf("train with foreign embeddings: exit %d, %s", code, stderr)
+	}
+}
+
+// Two shards of an attack, merged, are the single run's results file
+// (apart from each row's seconds), and a bad --shard is refused.
+func TestAttackShardsMerge(t *testing.T) {
+	dir := t.TempDir()
+	te, syn, mdir := attackFixture(t, dir)
+	run := func(out string, extra ...string) {
+		t.Helper()
+		args := append([]string{"attack", "--model", mdir, "--test", te, "--recipe", "pwws", "--protocol", "ftml", "--synonyms", syn,
+			"--n", "9", "--workers", "2", "--out", out, "--quiet"}, extra...)
+		if code, _, stderr := runCmd(t, args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", extra, code, stderr)
+		}
+	}
+	single := filepath.Join(dir, "single.csv")
+	run(single)
+	s0, s1 := filepath.Join(dir, "s0.csv"), filepath.Join(dir, "s1.csv")
+	run(s0, "--shard", "0/2")
+	run(s1, "--shard", "1/2")
+	merged := filepath.Join(dir, "merged.csv")
+	code, stdout, stderr := runCmd(t, "merge", "--out", merged, s0, s1)
+	if code != 0 || !strings.Contains(stdout, "9 examples from 2 shards") {
+		t.Fatalf("merge: exit %d: %s %s", code, stdout, stderr)
+	}
+	blank := func(path string) string {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs, err := csv.NewReader(strings.NewReader(string(raw))).ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, r := range recs[1:] {
+			r[8] = "" // seconds
+			b.WriteString(strings.Join(r, "\x1f") + "\n")
+		}
+		return b.String()
+	}
+	if blank(merged) != blank(single) {
+		t.Errorf("merged rows differ from the single run's:\n%s\nwant\n%s", blank(merged), blank(single))
+	}
+	for _, bad := range []string{"2/2", "a/b", "-1/3", "1/0"} {
+		if code, _, stderr := runCmd(t, "attack", "--model", mdir, "--test", te, "--recipe", "pwws", "--protocol", "ftml", "--synonyms", syn, "--shard", bad); code != 2 {
+			t.Errorf("--shard %s: exit %d: %s", bad, code, stderr)
+		}
 	}
 }

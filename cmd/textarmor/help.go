@@ -17,7 +17,7 @@ func group(title string, has func(string) bool) cli.Group { return cli.Group{Tit
 // flagGroups are the help's groups of command cmd, in order; a flag goes
 // to the first group that has it, else to "Other".
 func flagGroups(cmd string) []cli.Group {
-	data := group("Data", nameIn("data", "dataset", "train", "dev", "test", "split", "n", "shuffle", "format", "text-col",
+	data := group("Data", nameIn("data", "dataset", "train", "dev", "test", "split", "n", "shuffle", "shard", "format", "text-col",
 		"label-col", "skip-bad", "tokenizer", "max-len", "min-count", "max-vocab"))
 	output := group("Output and machine", nameIn("out", "resume", "json", "quiet", "blas", "workers", "color", "show",
 		"merge-batches", "no-incremental", "log"))

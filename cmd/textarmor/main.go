@@ -46,6 +46,7 @@ func commands() []command {
 		{"eval-sts", "score sentence embeddings on STS-B (Spearman ×100 of cosine similarities), SICK-R, STS12–16; alignment and uniformity", runEvalSTS},
 		{"eval-transfer", "score sentence embeddings on SentEval's transfer tasks (MR, CR, SUBJ, MPQA, SST-2, MRPC, TREC) by logistic regression", runEvalTransfer},
 		{"embed-train", "train a sentence encoder contrastively: SimCSE or RobustEmbed (adversarial views); not word vectors (embed train)", runSentenceTrain},
+		{"merge", "join the results files of an attack's shards (attack --shard i/n) into the single run's", runMerge},
 		{"export", "write a transformer model as a Hugging Face directory (BertForSequenceClassification)", runExport},
 		{"serve", "HTTP JSON API (predict, explain, embed, attack), micro-batched; SIGHUP reloads (docs/serving.md)", runServe},
 		{"bench", "measure GEMM peak, training-step and forward speed", runBench},
