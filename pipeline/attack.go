@@ -54,7 +54,7 @@ type AttackConfig struct {
 	// positions i, i+n, …; attack.ShardExamples); MergeAttackShards joins
 	// the n results files into the single run's. "" = all.
 	Shard string
-	Seed    int64 // with the example index, seeds each example's attack (--seed)
+	Seed  int64 // with the example index, seeds each example's attack (--seed)
 	// QueryBudget stops an example after this many model queries (result
 	// Failed); 0 = no limit (--query-budget).
 	QueryBudget int
