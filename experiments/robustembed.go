@@ -79,6 +79,7 @@ type RobustEmbedReport struct {
 	Transfer map[string]map[string]float64  // row → task → accuracy ×100
 	Adv      map[string]map[string]advCell  // row → attack/set → cell
 	Task     map[string]map[string]taskCell // row → task/attack → Table 3 cell
+	Claims   []string                       // the orderings with their verdicts
 	Rows     []string
 }
 
@@ -344,6 +345,44 @@ func (c *RobustEmbedTable) taskCells(ctx context.Context, t *Table, row, encoder
 	return nil
 }
 
+// advClaims compares SimCSE's and RobustEmbed's AdvSTS success, pair by
+// pair over the pairs both attacked (neither skipped): the claim is
+// RobustEmbed's rate below SimCSE's (paper Table 4).
+func (c *RobustEmbedTable) advClaims(t *Table) ([]string, error) {
+	var out []string
+	for _, s := range c.AdvSets {
+		for _, a := range c.AdvAttacks {
+			name := "advsts-" + a + "-" + s + ".pairs.json"
+			var sim, rob []advsts.PairResult
+			okS, err := t.ReadJSON("simcse", name, &sim)
+			if err != nil {
+				return nil, err
+			}
+			okR, err := t.ReadJSON("robustembed", name, &rob)
+			if err != nil {
+				return nil, err
+			}
+			if !okS || !okR || len(sim) != len(rob) {
+				continue
+			}
+			var a0, b0 []float64
+			for i := range sim {
+				if sim[i].Type == attack.Skipped || rob[i].Type == attack.Skipped {
+					continue
+				}
+				a0 = append(a0, b2f(sim[i].Type == attack.Successful))
+				b0 = append(b0, b2f(rob[i].Type == attack.Successful))
+			}
+			if len(a0) < 2 {
+				continue
+			}
+			d, se := pairedDiff(a0, b0)
+			out = append(out, fmt.Sprintf("%s %s: SimCSE − RobustEmbed success %+.1f ± %.1f points over %d pairs: %s", a, s, 100*d, 100*se, len(a0), OrderVerdict(d, se)))
+		}
+	}
+	return out, nil
+}
+
 func loadSimTest(dir, set string) ([]dataset.SimPair, error) {
 	if set == "sickr" {
 		return dataset.LoadSICKR(dir, "test")
@@ -456,6 +495,19 @@ func (c *RobustEmbedTable) report(t *Table, write bool) (*RobustEmbedReport, err
 			rep.Adv[row] = cells
 			b.WriteString("\n")
 		}
+		if contains(c.Rows, "simcse") && contains(c.Rows, "robustembed") {
+			lines, err := c.advClaims(t)
+			if err != nil {
+				return nil, err
+			}
+			if len(lines) > 0 {
+				b.WriteString("\nRobustEmbed's success rate below SimCSE's (paired over the pairs both attacked; holds or fails beyond two SE, else a tie):\n\n")
+				for _, l := range lines {
+					b.WriteString("- " + l + "\n")
+				}
+				rep.Claims = append(rep.Claims, lines...)
+			}
+		}
 	}
 	if len(c.Tasks) > 0 && len(c.TaskAttacks) > 0 {
 		fmt.Fprintf(&b, "\nTable 3: each row's encoder fine-tuned per task (%d training examples, spec §10.12), attacked on %d seeded test examples × %d repetition(s): attack success rate %% (accuracy under attack %%).\n\n| row |", c.TrainN, c.TaskN, c.Reps)
@@ -490,7 +542,7 @@ func (c *RobustEmbedTable) report(t *Table, write bool) (*RobustEmbedReport, err
 	if !write {
 		return rep, nil
 	}
-	js := map[string]any{"init": c.init(), "sts": rep.STS, "transfer": rep.Transfer, "advsts": rep.Adv, "adv_n": c.AdvN, "tasks": rep.Task, "train_n": c.TrainN, "task_n": c.TaskN,
+	js := map[string]any{"init": c.init(), "sts": rep.STS, "transfer": rep.Transfer, "advsts": rep.Adv, "claims": rep.Claims, "adv_n": c.AdvN, "tasks": rep.Task, "train_n": c.TrainN, "task_n": c.TaskN,
 		"reps": c.Reps, "blas": tensor.BackendDetail()}
 	return rep, t.Publish(nil, rep.Markdown, js, false, false)
 }

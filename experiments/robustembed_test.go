@@ -78,10 +78,11 @@ func embedTableData(t *testing.T) (dir, corpus string) {
 func TestRobustEmbedTable(t *testing.T) {
 	dir, corpus := embedTableData(t)
 	c := NewRobustEmbedTable()
-	c.DataDir, c.Out, c.Rows, c.STSSets, c.AdvSets, c.AdvAttacks, c.AdvN, c.Workers = dir, filepath.Join(dir, "tab"), []string{"start", "simcse"},
+	c.DataDir, c.Out, c.Rows, c.STSSets, c.AdvSets, c.AdvAttacks, c.AdvN, c.Workers = dir, filepath.Join(dir, "tab"), []string{"start", "simcse", "robustembed"},
 		[]string{"stsb"}, []string{"stsb"}, []string{"textfooler"}, 10, 2
 	c.Train.Corpus, c.Train.EvalEvery, c.Train.MaxLen = corpus, 2, 16
 	c.Tasks, c.TransferTasks = nil, nil // Tables 2 and 3: TestRobustEmbedTableTasks
+	c.Train.RobustEmbed.K, c.Train.RobustEmbed.T = 1, 1
 	c.Train.Options.Epochs, c.Train.Options.BatchSize, c.Train.Options.LR = 1, 16, 1e-3
 	rep, err := RunRobustEmbedTable(context.Background(), c)
 	if err != nil {
@@ -95,6 +96,9 @@ func TestRobustEmbedTable(t *testing.T) {
 		if !ok || cell.N != 10 || cell.Skipped+cell.Successful+cell.Failed != 10 {
 			t.Errorf("%s: AdvSTS cell %+v", row, cell)
 		}
+	}
+	if len(rep.Claims) != 1 || !strings.Contains(rep.Claims[0], "textfooler stsb: SimCSE − RobustEmbed success") {
+		t.Errorf("claims %q", rep.Claims)
 	}
 	if !strings.Contains(rep.Markdown, "| simcse |") || !strings.Contains(rep.Markdown, "Table 4") {
 		t.Errorf("markdown:\n%s", rep.Markdown)
