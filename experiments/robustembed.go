@@ -345,6 +345,35 @@ func (c *RobustEmbedTable) taskCells(ctx context.Context, t *Table, row, encoder
 	return nil
 }
 
+// scoreTable writes a markdown table of the rows' cell file name (a
+// column → score map) over cols, with their average, and returns the
+// cells read (rows without the file are left out).
+func scoreTable(b *strings.Builder, t *Table, rows []string, name string, cols []string) (map[string]map[string]float64, error) {
+	out := map[string]map[string]float64{}
+	b.WriteString("| row |")
+	for _, c := range cols {
+		b.WriteString(" " + c + " |")
+	}
+	b.WriteString(" avg |\n|---|" + strings.Repeat("---|", len(cols)+1) + "\n")
+	for _, row := range rows {
+		var cells map[string]float64
+		if ok, err := t.ReadJSON(row, name, &cells); err != nil {
+			return nil, err
+		} else if !ok {
+			continue
+		}
+		out[row] = cells
+		fmt.Fprintf(b, "| %s |", row)
+		var sum float64
+		for _, c := range cols {
+			fmt.Fprintf(b, " %.2f |", cells[c])
+			sum += cells[c]
+		}
+		fmt.Fprintf(b, " %.2f |\n", sum/float64(len(cols)))
+	}
+	return out, nil
+}
+
 // advClaims compares SimCSE's and RobustEmbed's AdvSTS success, pair by
 // pair over the pairs both attacked (neither skipped): the claim is
 // RobustEmbed's rate below SimCSE's (paper Table 4).
@@ -421,51 +450,17 @@ func (c *RobustEmbedTable) trainRow(ctx context.Context, t *Table, row string) e
 
 // report builds the tables from the cells there.
 func (c *RobustEmbedTable) report(t *Table, write bool) (*RobustEmbedReport, error) {
-	rep := &RobustEmbedReport{STS: map[string]map[string]float64{}, Adv: map[string]map[string]advCell{}, Rows: c.Rows}
+	rep := &RobustEmbedReport{Adv: map[string]map[string]advCell{}, Rows: c.Rows}
 	var b strings.Builder
-	fmt.Fprintf(&b, "# RobustEmbed Tables 1–4 — from %s\n\nTable 1: Spearman ×100 of cosine similarities (test splits).\n\n| row |", filepath.Base(filepath.Clean(c.init())))
-	for _, s := range c.STSSets {
-		b.WriteString(" " + s + " |")
-	}
-	b.WriteString(" avg |\n|---|" + strings.Repeat("---|", len(c.STSSets)+1) + "\n")
-	for _, row := range c.Rows {
-		var sts map[string]float64
-		if ok, err := t.ReadJSON(row, "sts.json", &sts); err != nil {
-			return nil, err
-		} else if !ok {
-			continue
-		}
-		rep.STS[row] = sts
-		fmt.Fprintf(&b, "| %s |", row)
-		var sum float64
-		for _, s := range c.STSSets {
-			fmt.Fprintf(&b, " %.2f |", sts[s])
-			sum += sts[s]
-		}
-		fmt.Fprintf(&b, " %.2f |\n", sum/float64(len(c.STSSets)))
+	fmt.Fprintf(&b, "# RobustEmbed Tables 1–4 — from %s\n\nTable 1: Spearman ×100 of cosine similarities (test splits).\n\n", filepath.Base(filepath.Clean(c.init())))
+	var err error
+	if rep.STS, err = scoreTable(&b, t, c.Rows, "sts.json", c.STSSets); err != nil {
+		return nil, err
 	}
 	if len(c.TransferTasks) > 0 {
-		rep.Transfer = map[string]map[string]float64{}
-		b.WriteString("\nTable 2: transfer accuracy ×100 (logistic regression on frozen embeddings, docs/senteval.md).\n\n| row |")
-		for _, task := range c.TransferTasks {
-			b.WriteString(" " + task + " |")
-		}
-		b.WriteString(" avg |\n|---|" + strings.Repeat("---|", len(c.TransferTasks)+1) + "\n")
-		for _, row := range c.Rows {
-			var tr map[string]float64
-			if ok, err := t.ReadJSON(row, "transfer.json", &tr); err != nil {
-				return nil, err
-			} else if !ok {
-				continue
-			}
-			rep.Transfer[row] = tr
-			fmt.Fprintf(&b, "| %s |", row)
-			var sum float64
-			for _, task := range c.TransferTasks {
-				fmt.Fprintf(&b, " %.2f |", tr[task])
-				sum += tr[task]
-			}
-			fmt.Fprintf(&b, " %.2f |\n", sum/float64(len(c.TransferTasks)))
+		b.WriteString("\nTable 2: transfer accuracy ×100 (logistic regression on frozen embeddings, docs/senteval.md).\n\n")
+		if rep.Transfer, err = scoreTable(&b, t, c.Rows, "transfer.json", c.TransferTasks); err != nil {
+			return nil, err
 		}
 	}
 	if len(c.AdvAttacks) > 0 {
