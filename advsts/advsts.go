@@ -21,7 +21,6 @@ import (
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/tensor"
-	"github.com/textarmor/textarmor/text"
 )
 
 // Config is the success criterion of §10.13 and the run's settings.
@@ -125,9 +124,7 @@ func Run(ctx context.Context, a *attack.Attack, m *model.Model, pairs []dataset.
 	// The attacked texts' words get ids in the open vocabulary before the
 	// workers start (the transformations look them up).
 	for _, p := range pairs {
-		for _, w := range text.Texts(m.Tok.Tokenize(p.A)) {
-			m.Vocab.ID(w)
-		}
+		m.AddWords(p.A)
 	}
 	atk := *a
 	atk.Goal = Drift{}

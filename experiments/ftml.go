@@ -43,6 +43,9 @@ type FTMLRecipe struct {
 	// fills the reference's row.
 	Tune  func(*pipeline.TrainConfig) error
 	Tuned string
+	// FineTune marks Table 2's transformer recipes: fine-tuning is short
+	// already, so Quick only halves the batch and caps the epochs.
+	FineTune bool
 }
 
 // FTMLRecipes are the spec's recipes (§6, §13) in the table's row order;
@@ -69,7 +72,7 @@ func FTMLRecipes() []FTMLRecipe {
 // row's 3 epochs (chosen).
 func FTMLTransformerRecipes() []FTMLRecipe {
 	bert := func(d string, epochs int) FTMLRecipe {
-		return FTMLRecipe{Defense: d, Epochs: epochs, Batch: 32, LR: 5e-5}
+		return FTMLRecipe{Defense: d, Epochs: epochs, Batch: 32, LR: 5e-5, FineTune: true}
 	}
 	sem := bert("sem", 3)
 	sem.SEMK = 4
@@ -83,7 +86,7 @@ func FTMLTransformerRecipes() []FTMLRecipe {
 func (r FTMLRecipe) Quick() FTMLRecipe {
 	epochs := map[string]int{"standard": 3, "ftml": 7, "sem": 3, "ascc": 2, "atfl": 1, "ibp": 1}
 	q := r
-	if r.LR == 5e-5 { // a transformer's: fine-tuning is short already
+	if r.FineTune {
 		q.Epochs, q.Batch = min(r.Epochs, 3), 16
 		if r.Defense == "ascc" {
 			q.Epochs, q.ASCCSteps = 2, 3
@@ -572,14 +575,8 @@ func (r *ftmlRun) attack(ctx context.Context, m *model.Model, def, recipe string
 		return FTMLCell{}, err
 	}
 	items := attack.ExamplesOf(r.ds.Test, attack.SampleOrder(len(r.ds.Test), r.passN, r.Seed, true))
-	if m.Pieces != nil {
-		// A transformer's word vocabulary is open: register the attacked
-		// texts' words so that the restricted neighbour sets cover them.
-		for _, it := range items {
-			for _, w := range text.Texts(m.Tok.Tokenize(it.Text)) {
-				m.Vocab.ID(w)
-			}
-		}
+	for _, it := range items { // a transformer's open vocabulary must cover the attacked words
+		m.AddWords(it.Text)
 	}
 	res := attack.Resources{Synonyms: r.nb.Restrict(m.Vocab)}
 	encoder := rc.Needs(attack.ProtocolFTML).Encoder

@@ -336,3 +336,18 @@ func (m *Model) Decode(ids []int32) string {
 	}
 	return strings.Join(words, " ")
 }
+
+// AddWords gives every word of texts (as Tok splits them) an id in an open
+// vocabulary (a transformer's, a remote victim's): the substitute tables
+// an attack builds over the vocabulary then cover the texts it attacks. A
+// closed vocabulary is left alone.
+func (m *Model) AddWords(texts ...string) {
+	if !m.Vocab.Open() {
+		return
+	}
+	for _, s := range texts {
+		for _, w := range text.Texts(m.Tok.Tokenize(s)) {
+			m.Vocab.ID(w)
+		}
+	}
+}

@@ -1,15 +1,11 @@
 package model
 
 import (
-	"encoding/json"
 	"fmt"
 	"math/rand"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/textarmor/textarmor/ag"
-	"github.com/textarmor/textarmor/checkpoint"
 )
 
 // ImportEncoder is ImportHF for either kind of directory: a Hugging Face
@@ -21,17 +17,11 @@ import (
 // opt.Seed, for opt.Classes read through opt.Pool ("" = pooler) at
 // opt.MaxLen (0 = the model's).
 func ImportEncoder(dir string, opt ImportOptions) (*Model, error) {
-	var probe struct {
-		Format string `json:"format"`
-	}
-	raw, err := os.ReadFile(filepath.Join(dir, checkpoint.ConfigFile))
+	own, err := isOwnModel(dir)
 	if err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(raw, &probe); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, checkpoint.ConfigFile), err)
-	}
-	if probe.Format != checkpoint.Format {
+	if !own {
 		return ImportHF(dir, opt)
 	}
 	src, err := Load(dir)

@@ -416,21 +416,31 @@ func (m *Model) FreezeEncoder() {
 // config.json is not a textarmor model's: commands that only read a model
 // (embed-text, eval-sts, predict) take either.
 func Open(dir string) (*Model, error) {
+	own, err := isOwnModel(dir)
+	if err != nil {
+		return nil, err
+	}
+	if own {
+		return Load(dir)
+	}
+	return ImportHF(dir, ImportOptions{})
+}
+
+// isOwnModel reports whether dir's config.json is a textarmor model's
+// rather than a Hugging Face checkpoint's.
+func isOwnModel(dir string) (bool, error) {
 	var probe struct {
 		Format    string `json:"format"`
 		ModelType string `json:"model_type"`
 	}
 	raw, err := os.ReadFile(filepath.Join(dir, checkpoint.ConfigFile))
 	if err != nil {
-		return nil, err
+		return false, err
 	}
 	if err := json.Unmarshal(raw, &probe); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, checkpoint.ConfigFile), err)
+		return false, fmt.Errorf("%s: %w", filepath.Join(dir, checkpoint.ConfigFile), err)
 	}
-	if probe.Format == checkpoint.Format || probe.ModelType == "" {
-		return Load(dir)
-	}
-	return ImportHF(dir, ImportOptions{})
+	return probe.Format == checkpoint.Format || probe.ModelType == "", nil
 }
 
 // SetMaxLen changes the truncation length (in word pieces for a

@@ -18,7 +18,6 @@ import (
 	"github.com/textarmor/textarmor/lexicon"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
-	"github.com/textarmor/textarmor/text"
 )
 
 // AttackConfig is one `textarmor attack` run: a model attacked on a split
@@ -273,15 +272,11 @@ func Attack(ctx context.Context, c AttackConfig) (*AttackReport, error) {
 	if rep.Truncated > 0 {
 		fmt.Fprintf(log, "%d of %d texts are longer than the model's %d tokens: it reads them truncated\n", rep.Truncated, len(items), m.MaxLen)
 	}
-	if m.Vocab.Open() {
-		// A transformer's (or a remote victim's) word vocabulary is open:
-		// give the attacked texts' words their ids now, so that the substitute tables built below
-		// (nearest neighbours, the FTML protocol's restriction) cover them.
-		for _, it := range items {
-			for _, w := range text.Texts(m.Tok.Tokenize(it.Text)) {
-				m.Vocab.ID(w)
-			}
-		}
+	// A transformer's (or a remote victim's) word vocabulary is open: the
+	// substitute tables built below (nearest neighbours, the FTML
+	// protocol's restriction) must cover the attacked texts' words.
+	for _, it := range items {
+		m.AddWords(it.Text)
 	}
 
 	cfg, err := c.build(rc, m, AttackResources{Synonyms: c.Synonyms, DataDir: c.Data.Dir, WordNet: c.WordNet, Vectors: c.Vectors,

@@ -20,7 +20,6 @@ import (
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/pipeline"
-	"github.com/textarmor/textarmor/text"
 )
 
 // routes is the API: each endpoint with its method, behind the middleware
@@ -197,6 +196,12 @@ func (s *Server) checkTexts(e *entry, texts []string, max int) error {
 }
 
 // deadline is the request's context bounded by the configured timeout.
+// acquireFor is acquire of the model a request names: in its body, else
+// as ?model= in the URL (the remote victim protocol allows either).
+func (s *Server) acquireFor(r *http.Request, named string) (*entry, func(), error) {
+	return s.acquire(cmp.Or(named, r.URL.Query().Get("model")))
+}
+
 func (s *Server) deadline(r *http.Request) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(r.Context(), s.cfg.Timeout)
 }
@@ -229,7 +234,7 @@ func (s *Server) predict(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	e, release, err := s.acquire(cmp.Or(req.Model, r.URL.Query().Get("model")))
+	e, release, err := s.acquireFor(r, req.Model)
 	if err != nil {
 		return err
 	}
@@ -273,7 +278,7 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) error {
 	if err := s.decode(w, r, &req); err != nil {
 		return err
 	}
-	e, release, err := s.acquire(cmp.Or(req.Model, r.URL.Query().Get("model")))
+	e, release, err := s.acquireFor(r, req.Model)
 	if err != nil {
 		return err
 	}
@@ -365,7 +370,7 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 	case c.Samples < 2 || c.Samples > s.cfg.MaxSamples:
 		return badRequest("samples %d must be in [2, %d]", c.Samples, s.cfg.MaxSamples)
 	}
-	e, release, err := s.acquire(cmp.Or(req.Model, r.URL.Query().Get("model")))
+	e, release, err := s.acquireFor(r, req.Model)
 	if err != nil {
 		return err
 	}
@@ -482,7 +487,7 @@ func (s *Server) attack(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return badRequest("%v", err)
 	}
-	e, release, err := s.acquire(cmp.Or(req.Model, r.URL.Query().Get("model")))
+	e, release, err := s.acquireFor(r, req.Model)
 	if err != nil {
 		return err
 	}
@@ -503,11 +508,7 @@ func (s *Server) attack(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	defer done()
-	if e.m.Vocab.Open() {
-		for _, w := range text.Texts(e.m.Tok.Tokenize(req.Text)) {
-			e.m.Vocab.ID(w)
-		}
-	}
+	e.m.AddWords(req.Text)
 	cfg, err := s.recipe(e, rc, req.Protocol)
 	if err != nil {
 		return err
