@@ -40,18 +40,37 @@ const PredictBatch = 256
 // so that each forward pass pads little, runs without recording gradients,
 // and returns rows in input order.
 func (m *Classifier) Predict(seqs [][]int32) [][]float32 {
+	return m.PredictOn(seqs, PredictPlan(seqs))
+}
+
+// PredictPlan is how Predict groups seqs into forward passes: indices
+// sorted by length (stable), cut into blocks of PredictBatch. A row's
+// probabilities depend, in their last bits, on the rows it is padded and
+// multiplied with, so a sharded evaluation runs some of these blocks
+// unchanged (PredictOn) to reproduce the single run exactly.
+func PredictPlan(seqs [][]int32) [][]int {
 	order := make([]int, len(seqs))
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return len(seqs[order[a]]) < len(seqs[order[b]]) })
+	var plan [][]int
+	for start := 0; start < len(order); start += PredictBatch {
+		plan = append(plan, order[start:min(start+PredictBatch, len(order)):min(start+PredictBatch, len(order))])
+	}
+	return plan
+}
+
+// PredictOn runs the given blocks of seqs (each a list of indices into
+// seqs) and returns the probabilities in input order; rows of no block
+// stay nil.
+func (m *Classifier) PredictOn(seqs [][]int32, blocks [][]int) [][]float32 {
 	out := make([][]float32, len(seqs))
 	c := m.Cfg.NumClasses
 	t := ag.NewTape()
 	t.NoGrad = true
 	chunk := make([][]int32, 0, PredictBatch)
-	for start := 0; start < len(order); start += PredictBatch {
-		idx := order[start:min(start+PredictBatch, len(order))]
+	for _, idx := range blocks {
 		chunk = chunk[:0]
 		for _, i := range idx {
 			chunk = append(chunk, seqs[i])

@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 
+	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
@@ -29,6 +31,13 @@ type EvalConfig struct {
 	// before any data is read.
 	Certify  bool
 	Synonyms string
+	// Shard "i/n" scores shard i of n of the texts (the single run's
+	// forward blocks i, i+n, …) and writes its predictions to Out;
+	// MergeEvalShards joins the n files into the single run's result.
+	Shard string
+	// Out receives the result atomically: the shard file with Shard, else
+	// the JSON object `eval --json` prints ("" = none).
+	Out string
 	// Log receives the report of skipped lines (nil = discard).
 	Log io.Writer
 }
@@ -55,6 +64,16 @@ type EvalReport struct {
 // EvalModel scores a model on labelled examples: accuracy, macro-F1,
 // per-class scores and the confusion matrix.
 func EvalModel(ctx context.Context, c EvalConfig) (*EvalReport, error) {
+	si, sn, err := parseShard(c.Shard)
+	if err != nil {
+		return nil, err
+	}
+	if sn > 0 && c.Out == "" {
+		return nil, configErrorf("--shard needs --out FILE for the shard's predictions")
+	}
+	if sn > 0 && c.Certify {
+		return nil, configErrorf("--certify cannot be sharded: run it on the whole split")
+	}
 	m, err := openModelOn(c.Model, c.BLAS)
 	if err != nil {
 		return nil, err
@@ -86,6 +105,13 @@ func EvalModel(ctx context.Context, c EvalConfig) (*EvalReport, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	if sn > 0 {
+		sh, err := evaluateShard(m, c, r, classes, si, sn)
+		if err != nil {
+			return nil, err
+		}
+		return r, writeEvalShard(c.Out, sh)
+	}
 	if r.Report, err = Evaluate(m, r.Examples, classes); err != nil {
 		return nil, err
 	}
@@ -99,6 +125,19 @@ func EvalModel(ctx context.Context, c EvalConfig) (*EvalReport, error) {
 			return nil, err
 		}
 		r.CertifyHull = string(TrainedHull(m))
+	}
+	if c.Out != "" {
+		obj, err := r.JSON(c.Model, c.Certify)
+		if err != nil {
+			return nil, err
+		}
+		raw, err := json.Marshal(obj)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkpoint.WriteFileAtomic(c.Out, append(raw, '\n'), 0o644); err != nil {
+			return nil, err
+		}
 	}
 	return r, nil
 }

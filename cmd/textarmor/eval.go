@@ -23,6 +23,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.BLAS, "blas", "", "BLAS backend (default: the build's)")
 	fs.BoolVar(&c.Certify, "certify", false, "also report IBP certified accuracy over the synonym boxes (cnn/lstm/bilstm models)")
 	fs.StringVar(&c.Synonyms, "synonyms", "", "--certify: synonym neighbour table (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
+	fs.StringVar(&c.Shard, "shard", "", "score shard i/n of the texts (the single run's forward blocks i, i+n, …) into --out; 'textarmor merge' joins the n files into the single run's --json result")
+	fs.StringVar(&c.Out, "out", "", "also write the result to this file, atomically: the --json object, or with --shard the shard's predictions")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -32,30 +34,27 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m := r.Model
-	extra := map[string]any{"model": c.Model, "split": r.Split, "truncated": r.Truncated}
 	on := r.Dataset + "/" + r.Split
 	if r.File != "" {
-		on, extra["file"] = r.File, r.File
-	} else {
-		extra["dataset"] = r.Dataset
+		on = r.File
 	}
 	if !asJSON {
 		fmt.Fprintf(stdout, "model %s (%s, trained by %v) on %s\n", c.Model, m.Net.Cfg.Label(), m.Training["objective"], on)
+		if c.Shard != "" {
+			fmt.Fprintf(stdout, "shard %s: %d of %d texts, written to %s ('textarmor merge' joins the shards); the shard's own scores:\n", c.Shard, r.Report.N, len(r.Examples), c.Out)
+		}
 		if r.Truncated > 0 {
-			fmt.Fprintf(stdout, "%d of %d texts were truncated to the model's %d tokens\n", r.Truncated, len(r.Examples), m.MaxLen)
+			fmt.Fprintf(stdout, "%d of %d texts were truncated to the model's %d tokens\n", r.Truncated, r.Report.N, m.MaxLen)
 		}
 	}
-	if c.Certify {
-		extra["certified_accuracy"], extra["certify_hull"] = r.Certified, r.CertifyHull
-		if !asJSON {
-			fmt.Fprintf(stdout, "certified accuracy %.4f\n", r.Certified)
-		}
+	if c.Certify && !asJSON {
+		fmt.Fprintf(stdout, "certified accuracy %.4f\n", r.Certified)
 	}
 	if !asJSON {
 		_, err := fmt.Fprint(stdout, r.Report.Format())
 		return err
 	}
-	obj, err := r.Report.JSONWith(extra)
+	obj, err := r.JSON(c.Model, c.Certify)
 	if err != nil {
 		return err
 	}
