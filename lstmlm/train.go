@@ -262,35 +262,20 @@ func saveCheckpoint(dir string, m *Model, adam *optim.Adam, pr progress, carry *
 // loadCheckpoint restores a checkpoint of the same run; ok is false when
 // there is none.
 func loadCheckpoint(dir string, m *Model, adam *optim.Adam, pr *progress, carry *ag.LSTMCarry) (bool, error) {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	b, err := checkpoint.Load(dir)
-	if err != nil {
-		return false, fmt.Errorf("lstmlm: cannot resume: %w", err)
-	}
 	var saved progress
-	if err := json.Unmarshal(b.Config, &saved); err != nil {
-		return false, fmt.Errorf("lstmlm: cannot resume: %s: %w", dir, err)
+	b, ok, err := checkpoint.LoadRun(dir, &saved)
+	if !ok || err != nil {
+		if err != nil {
+			err = fmt.Errorf("lstmlm: cannot resume: %w", err)
+		}
+		return false, err
 	}
 	if string(saved.Identity) != string(pr.Identity) || !slices.Equal(b.Vocab, m.Vocab.Words()) {
 		return false, fmt.Errorf("lstmlm: cannot resume: %s was trained with other settings or data (%s; this run %s); remove it to start afresh",
 			dir, saved.Identity, pr.Identity)
 	}
-	opt := map[string]*tensor.Tensor{}
-	for k, v := range b.Tensors {
-		if len(k) > len(optimPrefix) && k[:len(optimPrefix)] == optimPrefix {
-			opt[k[len(optimPrefix):]] = v
-		}
-	}
-	for _, p := range m.Params() {
-		t, ok := b.Tensors[p.Name]
-		if !ok || !slices.Equal(t.Shape, p.Value.Shape) {
-			return false, fmt.Errorf("lstmlm: cannot resume: %s: tensor %s missing or of another shape", dir, p.Name)
-		}
-		copy(p.Value.Data, t.Data)
-	}
-	if err := adam.LoadState(opt); err != nil {
+	weights, state := b.Split(optimPrefix)
+	if err := optim.Restore(m.Params(), weights, adam, state); err != nil {
 		return false, fmt.Errorf("lstmlm: cannot resume: %s: %w", dir, err)
 	}
 	if h, c := b.Tensors[carryH], b.Tensors[carryC]; h != nil && c != nil {

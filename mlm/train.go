@@ -8,9 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math/rand"
-	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/textarmor/textarmor/ag"
@@ -206,34 +203,19 @@ func saveCheckpoint(dir string, params []*ag.Param, opt *optim.Adam, pr progress
 // loadCheckpoint restores a checkpoint of the same run; ok is false when
 // there is none.
 func loadCheckpoint(dir string, params []*ag.Param, opt *optim.Adam, pr *progress) (bool, error) {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	b, err := checkpoint.Load(dir)
-	if err != nil {
-		return false, fmt.Errorf("mlm: cannot resume: %w", err)
-	}
 	var saved progress
-	if err := json.Unmarshal(b.Config, &saved); err != nil {
-		return false, fmt.Errorf("mlm: cannot resume: %s: %w", dir, err)
+	b, ok, err := checkpoint.LoadRun(dir, &saved)
+	if !ok || err != nil {
+		if err != nil {
+			err = fmt.Errorf("mlm: cannot resume: %w", err)
+		}
+		return false, err
 	}
 	if !bytes.Equal(compact(saved.Identity), compact(pr.Identity)) {
 		return false, fmt.Errorf("mlm: cannot resume: %s belongs to another run (%s; this run %s); remove it to start afresh", dir, saved.Identity, pr.Identity)
 	}
-	state := map[string]*tensor.Tensor{}
-	for k, v := range b.Tensors {
-		if name, ok := strings.CutPrefix(k, optimPrefix); ok {
-			state[name] = v
-		}
-	}
-	for _, p := range params {
-		t, ok := b.Tensors[p.Name]
-		if !ok || !slices.Equal(t.Shape, p.Value.Shape) {
-			return false, fmt.Errorf("mlm: cannot resume: %s: tensor %s missing or of another shape", dir, p.Name)
-		}
-		copy(p.Value.Data, t.Data)
-	}
-	if err := opt.LoadState(state); err != nil {
+	weights, state := b.Split(optimPrefix)
+	if err := optim.Restore(params, weights, opt, state); err != nil {
 		return false, fmt.Errorf("mlm: cannot resume: %s: %w", dir, err)
 	}
 	*pr = saved

@@ -210,3 +210,22 @@ func checkTensor(key string, t *tensor.Tensor) error {
 	}
 	return nil
 }
+
+// Restore sets params from weights (every param must be there, with its
+// shape) and opt from state (optimizer state saved by State, checked with
+// MatchState): a training checkpoint's resume.
+func Restore(params []*ag.Param, weights map[string]*tensor.Tensor, opt Optimizer, state map[string]*tensor.Tensor) error {
+	for _, p := range params {
+		t, ok := weights[p.Name]
+		if !ok || !sameShape(t.Shape, p.Value.Shape) {
+			return fmt.Errorf("tensor %s missing or of another shape", p.Name)
+		}
+	}
+	if err := MatchState(state, params); err != nil {
+		return err
+	}
+	for _, p := range params {
+		copy(p.Value.Data, weights[p.Name].Data)
+	}
+	return opt.LoadState(state)
+}

@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/textarmor/textarmor/ag"
@@ -21,7 +20,6 @@ import (
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
 	"github.com/textarmor/textarmor/optim"
-	"github.com/textarmor/textarmor/tensor"
 )
 
 // Options control a training run. Zero values mean the defaults noted.
@@ -698,16 +696,13 @@ func (saved *runSettings) differs(now *runSettings) string {
 
 // restore loads a checkpoint if one exists; ok reports whether it did.
 func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz optim.Optimizer, st *state) (ok bool, err error) {
-	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
-		return false, nil
-	}
-	b, err := checkpoint.Load(dir)
-	if err != nil {
-		return false, fmt.Errorf("cannot resume: %w", err)
-	}
 	var saved state
-	if err := json.Unmarshal(b.Config, &saved); err != nil {
-		return false, fmt.Errorf("cannot resume: %s: %w", dir, err)
+	b, ok, err := checkpoint.LoadRun(dir, &saved)
+	if !ok || err != nil {
+		if err != nil {
+			err = fmt.Errorf("cannot resume: %w", err)
+		}
+		return false, err
 	}
 	if saved.Seed != st.Seed {
 		return false, fmt.Errorf("cannot resume: %s was trained with seed %d, this run has seed %d", dir, saved.Seed, st.Seed)
@@ -733,17 +728,9 @@ func restore(dir string, m *model.Model, obj Objective, params []*ag.Param, opz 
 	if now := objectiveSettings(obj); saved.Settings != nil && string(saved.Settings) != string(now) {
 		return false, fmt.Errorf("cannot resume: %s was trained with %s settings %s, this run has %s; remove it to start afresh", dir, obj.Name(), saved.Settings, now)
 	}
-	net, opt, objState := map[string]*tensor.Tensor{}, map[string]*tensor.Tensor{}, map[string]*tensor.Tensor{}
-	for k, v := range b.Tensors {
-		switch {
-		case strings.HasPrefix(k, optimPrefix):
-			opt[k[len(optimPrefix):]] = v
-		case strings.HasPrefix(k, objectivePrefix):
-			objState[k[len(objectivePrefix):]] = v
-		default:
-			net[k] = v
-		}
-	}
+	rest, opt := b.Split(optimPrefix)
+	b.Tensors = rest
+	net, objState := b.Split(objectivePrefix)
 	if err := m.Net.LoadTensors(net); err != nil {
 		return false, fmt.Errorf("cannot resume: %s: %w", dir, err)
 	}
