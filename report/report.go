@@ -31,7 +31,7 @@ type Options struct {
 	// Title heads the page ("" gives "textarmor report").
 	Title string
 	// Examples is how many successful attacks per results file the page
-	// shows, in file order (0 = none; negative = DefaultExamples).
+	// shows, in file order (0 = DefaultExamples; negative = none).
 	Examples int
 }
 
@@ -159,8 +159,11 @@ func Collect(paths []string, opt Options) (*Report, error) {
 	if r.Title == "" {
 		r.Title = "textarmor report"
 	}
-	if r.examples < 0 {
+	switch {
+	case r.examples == 0:
 		r.examples = DefaultExamples
+	case r.examples < 0:
+		r.examples = 0
 	}
 	var files []candidate
 	seen := map[string]bool{}

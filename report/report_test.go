@@ -17,7 +17,7 @@ import (
 func TestCollectEveryKind(t *testing.T) {
 	dir := t.TempDir()
 	writeAll(t, dir)
-	r, err := Collect([]string{dir}, Options{Examples: -1})
+	r, err := Collect([]string{dir}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestExamplesCapped(t *testing.T) {
 	}
 	path := filepath.Join(dir, "big.csv")
 	writeCSV(t, path, "", "", rows)
-	for _, c := range []struct{ opt, want int }{{-1, DefaultExamples}, {0, 0}, {7, 7}, {5000, 2000}} {
+	for _, c := range []struct{ opt, want int }{{0, DefaultExamples}, {-1, 0}, {7, 7}, {5000, 2000}} {
 		r, err := Collect([]string{path}, Options{Examples: c.opt})
 		if err != nil {
 			t.Fatal(err)
