@@ -16,20 +16,25 @@ import (
 )
 
 // hasAttackHeader reports whether the CSV file at path starts with the
-// attack results header.
-func hasAttackHeader(path string) (bool, error) {
+// attack results header; why not, when it does not.
+func hasAttackHeader(path string) (ok bool, why string, err error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	defer f.Close()
 	cr := csv.NewReader(f)
 	cr.FieldsPerRecord = -1
 	header, err := cr.Read()
-	if err != nil {
-		return false, nil // empty or not CSV: not ours
+	switch {
+	case err != nil:
+		return false, "a CSV that is not an attack results file", nil
+	case slices.Equal(header, attack.Columns):
+		return true, "", nil
+	case len(header) > 0 && len(header) < len(attack.Columns) && slices.Equal(header, attack.Columns[:len(header)]):
+		return false, "an attack results file from an older textarmor (no " + attack.Columns[len(header)] + " column)", nil
 	}
-	return slices.Equal(header, attack.Columns), nil
+	return false, "a CSV that is not an attack results file", nil
 }
 
 // readAttackCSV reads an attack results file and its run record.

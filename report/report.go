@@ -257,14 +257,14 @@ func walk(dir string) (found []candidate, skipped []string, err error) {
 		case strings.HasSuffix(name, ".run.json"), strings.HasSuffix(name, ".model"):
 			// A results file's run record: read with it.
 		case strings.HasSuffix(name, ".csv"):
-			ok, err := hasAttackHeader(p)
+			ok, why, err := hasAttackHeader(p)
 			if err != nil {
 				return err
 			}
 			if ok {
 				found = append(found, candidate{path: p})
 			} else {
-				skipped = append(skipped, p+": a CSV that is not an attack results file")
+				skipped = append(skipped, p+": "+why)
 			}
 		case strings.HasSuffix(name, ".log.jsonl"):
 			found = append(found, candidate{path: p})

@@ -286,6 +286,15 @@ func TestBadInputs(t *testing.T) {
 	if _, err := Collect(nil, Options{}); err == nil {
 		t.Error("no inputs: no error")
 	}
+	// A folder's older results file is passed over, saying why.
+	old := t.TempDir()
+	writeFile(t, filepath.Join(old, "pwws.csv"), strings.Join(attack.Columns[:len(attack.Columns)-1], ",")+"\n")
+	writeTrainLog(t, filepath.Join(old, "m.log.jsonl"), 1, false)
+	if r, err := Collect([]string{old}, Options{}); err != nil {
+		t.Errorf("older results file in a folder: %v", err)
+	} else if len(r.Skipped) != 1 || !strings.Contains(r.Skipped[0], "older textarmor (no num_queries_with_repeats column)") {
+		t.Errorf("older results file in a folder: skipped %q", r.Skipped)
+	}
 	empty := t.TempDir()
 	writeFile(t, filepath.Join(empty, "readme.txt"), "hi")
 	if _, err := Collect([]string{empty}, Options{}); err == nil || !strings.Contains(err.Error(), "no result files found") {
