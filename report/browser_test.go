@@ -142,7 +142,7 @@ func TestReportInBrowser(t *testing.T) {
 	}
 	var png []byte
 	if err == nil {
-		png, err = chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		png, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -51,7 +51,7 @@ func common(title, subtitle string, trigger string) []charts.GlobalOpts {
 		charts.WithTitleOpts(opts.Title{Title: title, Subtitle: subtitle}),
 		charts.WithTooltipOpts(opts.Tooltip{Show: opts.Bool(true), Trigger: trigger}),
 		charts.WithLegendOpts(opts.Legend{Show: opts.Bool(true), Type: "scroll", Top: "48"}),
-		charts.WithGridOpts(opts.Grid{Top: "90", Left: "40", Right: "30", Bottom: "40", ContainLabel: opts.Bool(true)}),
+		charts.WithGridOpts(opts.Grid{Top: "100", Left: "40", Right: "30", Bottom: "40", ContainLabel: opts.Bool(true)}),
 		charts.WithAnimation(false),
 	}
 }
@@ -74,7 +74,8 @@ func barChart(id, title, subtitle, xName, yName string, rows, series []string, v
 				data[i].Value = "-"
 			}
 		}
-		b.AddSeries(s, data)
+		// A group of one or two rows would get bars as wide as the chart.
+		b.AddSeries(s, data, func(s *charts.SingleSeries) { s.BarMaxWidth = "48" })
 	}
 	o, err := option(b)
 	return chart{ID: id, Height: 420, Option: o}, err
