@@ -146,7 +146,7 @@ func (r *Report) scoreCharts(p *page, ids *charter) error {
 			vals[[2]string{s.Row, s.Column}] = s
 		}
 		title := k.group
-		sub := "from textarmor attack results files"
+		sub := "pooled over the files read"
 		if k.source != "" {
 			sub = "from " + r.label(k.source)
 		}

@@ -370,3 +370,21 @@ func TestLabels(t *testing.T) {
 		t.Errorf("labels %q, want %q", got, want)
 	}
 }
+
+// TestEmbedAttackInWorkingFolder: pgd summaries named relative to the
+// working folder join a curve named after that folder, not ".".
+func TestEmbedAttackInWorkingFolder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "minilm")
+	for _, e := range []float64{0.1, 0.05} {
+		writeJSON(t, filepath.Join(dir, fmt.Sprintf("pgd-%g.json", e)), map[string]any{"attack": map[string]any{"eps": e}, "method": "pgd",
+			"dataset": "sst2", "n": 10, "clean_accuracy": 0.9, "accuracy_under_attack": 0.5})
+	}
+	t.Chdir(dir)
+	r, err := Collect([]string{"pgd-0.1.json", "pgd-0.05.json"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Curves) != 1 || r.Curves[0].Series != "minilm" || len(r.Curves[0].Points) != 3 || r.Curves[0].Points[1].Eps != 0.05 {
+		t.Errorf("curves %+v", r.Curves)
+	}
+}

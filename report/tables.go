@@ -352,7 +352,11 @@ func (r *Report) readEmbedAttack(path string, data []byte) error {
 		return err
 	}
 	group := strings.TrimSpace(e.Method + ", " + e.Dataset)
-	series := filepath.Base(filepath.Dir(path))
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	series := filepath.Base(filepath.Dir(abs)) // the folder of one model's files
 	var c *Curve
 	for i := range r.Curves {
 		if r.Curves[i].Source == "" && r.Curves[i].Group == group && r.Curves[i].Series == series {
