@@ -254,3 +254,22 @@ func TestPhrasesOnRecurrentVictims(t *testing.T) {
 		}
 	}
 }
+
+// TestReadCSVNamesTheBadLine: a bad row inside a results file is reported
+// at its own line, not at the row read after it.
+func TestReadCSVNamesTheBadLine(t *testing.T) {
+	header := strings.Join(Columns, ",") + "\n"
+	good := "a b,a c,1,0,1,5,Successful,0,0.1,2,1,6\n"
+	for _, c := range []struct{ name, bad, want string }{
+		{"field", "a b,a c,1,x,1,5,Successful,1,0.1,2,1,6\n", ":3: perturbed_output"},
+		{"quote", "a b,a \"c,1,0,1,5,Successful,1,0.1,2,1,6\n", ":3: "},
+	} {
+		path := filepath.Join(t.TempDir(), c.name+".csv")
+		if err := os.WriteFile(path, []byte(header+good+c.bad+good), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := ReadCSV(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
+	}
+}

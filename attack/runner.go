@@ -271,11 +271,19 @@ func ReadCSV(path string) (rs []Result, good int64, err error) {
 			r, err = parseRow(rec)
 		}
 		if err != nil {
+			// The bad row's line, before reading on moves FieldPos to the
+			// next row; a CSV syntax error carries its own.
+			var line int
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line = pe.StartLine
+			} else {
+				line, _ = cr.FieldPos(0)
+			}
 			// Only the last row may be damaged (an interrupted append).
 			if _, err2 := cr.Read(); err2 == io.EOF {
 				return rs, good, nil
 			}
-			line, _ := cr.FieldPos(0)
 			return nil, 0, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
 		rs = append(rs, r)

@@ -48,6 +48,7 @@ func commands() []command {
 		{"embed-train", "train a sentence encoder contrastively: SimCSE or RobustEmbed (adversarial views); not word vectors (embed train)", runSentenceTrain},
 		{"merge", "join the results files of an attack's shards (attack --shard i/n) into the single run's", runMerge},
 		{"export", "write a transformer model as a Hugging Face directory (BertForSequenceClassification)", runExport},
+		{"report", "one self-contained HTML page of charts from attack results, bench tables and training logs (docs/report.md)", runReport},
 		{"serve", "HTTP JSON API (predict, explain, embed, attack), micro-batched; SIGHUP reloads (docs/serving.md)", runServe},
 		{"bench", "measure GEMM peak, training-step and forward speed", runBench},
 		{"completion", "print a shell completion script: 'completion bash'", runCompletion},
