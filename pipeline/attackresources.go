@@ -131,6 +131,14 @@ func loadAttackResources(need attack.Needs, m *model.Model, in AttackResources) 
 		NearestK: in.Nearest.K, NearestCos: in.Nearest.Cos, NearestVocab: in.Nearest.Vocab, CacheDir: in.CacheDir,
 		QueryBudget: in.QueryBudget, Log: in.Log,
 		DefaultSynonyms: func() (string, error) { return DefaultSynonyms(in.DataDir) }}
+	// HLA's USE stand-in on a model whose embedding table holds word pieces
+	// (a transformer) or is out of reach (a remote victim): without word
+	// vectors, the transformer sentence encoder that bae and bert-attack
+	// use — the bench FTML table's choice for its transformer rows.
+	sentenceHLA := need.Encoder && in.Vectors == "" && (m.Pieces != nil || m.Net == nil) && sentenceEncoderDir(in) != ""
+	if sentenceHLA {
+		need.Encoder, need.SentenceModel = false, true
+	}
 	res, err := attack.LoadResources(need, m, files)
 	if err == nil {
 		err = loadContextual(need, &res, in)
@@ -145,7 +153,7 @@ func loadAttackResources(need attack.Needs, m *model.Model, in AttackResources) 
 	case re.Resource == "vectors", re.Resource == "lm":
 		return res, fmt.Errorf("--%w", err)
 	case re.Resource == "encoder":
-		return res, configErrorf("%v (give --vectors)", re.Err)
+		return res, configErrorf("%v (give --vectors, or a sentence encoder: --sentence-encoder DIR or --data DIR with models/all-MiniLM-L6-v2)", re.Err)
 	}
 	return res, err
 }
@@ -201,12 +209,7 @@ func loadContextual(need attack.Needs, res *attack.Resources, in AttackResources
 		fmt.Fprintf(log, "masked language model: %s\n", in.MLM)
 	}
 	if need.SentenceModel {
-		dir := in.SentenceEncoder
-		if dir == "" && in.DataDir != "" {
-			if d := filepath.Join(in.DataDir, "models", "all-MiniLM-L6-v2"); isFile(filepath.Join(d, "config.json")) {
-				dir = d
-			}
-		}
+		dir := sentenceEncoderDir(in)
 		if dir == "" {
 			return nil // the recipe declares the constraint omitted
 		}
@@ -218,6 +221,18 @@ func loadContextual(need attack.Needs, res *attack.Resources, in AttackResources
 		fmt.Fprintf(log, "sentence encoder: %s\n", dir)
 	}
 	return nil
+}
+
+// sentenceEncoderDir is the transformer sentence encoder to use: the one
+// given, else the shared MiniLM under the data folder ("" when neither).
+func sentenceEncoderDir(in AttackResources) string {
+	if in.SentenceEncoder != "" || in.DataDir == "" {
+		return in.SentenceEncoder
+	}
+	if d := filepath.Join(in.DataDir, "models", "all-MiniLM-L6-v2"); isFile(filepath.Join(d, "config.json")) {
+		return d
+	}
+	return ""
 }
 
 func isFile(path string) bool {

@@ -45,7 +45,7 @@ func runAttack(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&c.Vectors, "vectors", "", "word vectors (e.g. counter-fitted, GloVe text format): textfooler's cosine ≥ 0.5 check and, as the documented USE stand-in, mean word-vector cosine for textfooler/textbugger/hla (hla default: the model's embedding table)")
 	fs.StringVar(&c.LM, "lm", "", "language model from 'textarmor lm train' for ga (alzantot) without --protocol ftml: keeps the best 4 substitutes per position in context, the paper's filter (default: none, a declared deviation)")
 	fs.StringVar(&c.MLM, "mlm", "", "bae, bert-attack: Hugging Face directory with a masked-LM head ('mlm train-head' writes one)")
-	fs.StringVar(&c.SentenceEncoder, "sentence-encoder", "", "bae, bert-attack: transformer sentence encoder standing in for USE (default: models/all-MiniLM-L6-v2 under --data)")
+	fs.StringVar(&c.SentenceEncoder, "sentence-encoder", "", "bae, bert-attack, textbugger, and hla on a transformer or remote victim without --vectors: transformer sentence encoder standing in for USE (default: models/all-MiniLM-L6-v2 under --data)")
 	fs.StringVar(&blasName, "blas", "", "BLAS backend (default: the build's)")
 	registerNearest(fs, &c.Nearest)
 	var sf showFlags

@@ -102,3 +102,34 @@ func TestContextualAttacksCLI(t *testing.T) {
 		t.Errorf("bert-attack with a headless --mlm: exit %d, %s", code, stderr)
 	}
 }
+
+// attack --recipe hla on a transformer without --vectors takes the
+// sentence encoder as its USE stand-in, and says so; with neither it is a
+// usage error naming both.
+func TestHLATransformerSentenceEncoder(t *testing.T) {
+	dir, tr, dv, syn := sentimentFiles(t)
+	te := filepath.Join(dir, "test.csv")
+	writeCSV(t, te, 20, 3)
+	hf := tinyHF(t, dir)
+	out := filepath.Join(dir, "model")
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "transformer", "--init", hf,
+		"--epochs", "2", "--lr", "3e-3", "--batch", "16", "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("train exit %d: %s", code, stderr)
+	}
+	code, stdout, stderr := runCmd(t, "attack", "--model", out, "--test", te, "--recipe", "hla", "--synonyms", syn,
+		"--sentence-encoder", hf, "--n", "4", "--json", "--quiet")
+	if code != 0 {
+		t.Fatalf("hla exit %d: %s", code, stderr)
+	}
+	var rep map[string]any
+	if err := json.Unmarshal([]byte(stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	if d, _ := json.Marshal(rep["deviations"]); rep["n"].(float64) != 4 || !strings.Contains(string(d), "sentence-embedding-cosine(hf)") {
+		t.Errorf("hla with a sentence encoder: %v", rep)
+	}
+	if code, _, stderr := runCmd(t, "attack", "--model", out, "--test", te, "--recipe", "hla", "--synonyms", syn, "--n", "4", "--quiet"); code != 2 ||
+		!strings.Contains(stderr, "--vectors") || !strings.Contains(stderr, "--sentence-encoder") {
+		t.Errorf("hla with no encoder: exit %d, %s", code, stderr)
+	}
+}
