@@ -1,14 +1,17 @@
 package train
 
 import (
+	"fmt"
 	"io"
+	"math"
 	"strings"
 	"time"
 
 	"github.com/textarmor/textarmor/internal/progress"
 )
 
-// epochBar shows an epoch's bar with ETA and running loss and accuracy on
+// epochBar shows an epoch's bar with ETA and running loss and accuracy (NaN:
+// none, left out) on
 // a progress.Line (redrawn on a terminal, a line a minute in a log).
 type epochBar struct {
 	line  *progress.Line
@@ -33,9 +36,13 @@ func (p *epochBar) update(done int, loss, acc float64) {
 	if done > 0 {
 		eta = (time.Duration(float64(elapsed)/frac) - elapsed).Round(time.Second).String()
 	}
-	p.line.Show("%s [%s%s] %3.0f%% %d/%d loss %.4f acc %.3f elapsed %s eta %s",
+	accText := ""
+	if !math.IsNaN(acc) {
+		accText = fmt.Sprintf(" acc %.3f", acc)
+	}
+	p.line.Show("%s [%s%s] %3.0f%% %d/%d loss %.4f%s elapsed %s eta %s",
 		p.label, strings.Repeat("=", fill), strings.Repeat(" ", width-fill), 100*frac,
-		done, p.total, loss, acc, elapsed.Round(time.Second), eta)
+		done, p.total, loss, accText, elapsed.Round(time.Second), eta)
 }
 
 func (p *epochBar) finish() { p.line.End() }

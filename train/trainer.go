@@ -402,6 +402,7 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			st.Partial, lastSave = nil, time.Now()
 			return err
 		}
+		scored := false // an objective gave class logits this epoch
 		for step := ep.Step; step < len(batches); step++ {
 			b := batches[step]
 			tape.Reset()
@@ -440,7 +441,14 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 				}
 			}
 			ep.Seen += b.B
-			bar.update(step+1, ep.LossSum/float64(ep.Seen), float64(ep.Correct)/float64(ep.Seen))
+			// Objectives without class logits (sentence embeddings) have no
+			// running accuracy to show.
+			acc := math.NaN()
+			if out.Logits != nil {
+				scored = true
+				acc = float64(ep.Correct) / float64(ep.Seen)
+			}
+			bar.update(step+1, ep.LossSum/float64(ep.Seen), acc)
 			if global := (epoch-1)*len(batches) + step + 1; opt.Evaluate != nil && opt.EvalEvery > 0 && global%opt.EvalEvery == 0 && step+1 < len(batches) {
 				score, err := opt.Evaluate(m)
 				if err != nil {
@@ -499,8 +507,16 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 		}
 		st.Result.Epochs = append(st.Result.Epochs, es)
 		if opt.Progress != nil {
-			fmt.Fprintf(opt.Progress, "epoch %d: loss %.4f train acc %.4f dev acc %.4f (%.1fs)%s\n",
-				epoch, es.TrainLoss, es.TrainAcc, es.DevAcc, es.Seconds, map[bool]string{true: " *best*"}[es.Best])
+			trainAcc := ""
+			if scored {
+				trainAcc = fmt.Sprintf(" train acc %.4f", es.TrainAcc)
+			}
+			dev := "dev acc" // opt.Evaluate's score is the caller's own (STS-B Spearman for embed-train)
+			if opt.Evaluate != nil {
+				dev = "dev score"
+			}
+			fmt.Fprintf(opt.Progress, "epoch %d: loss %.4f%s %s %.4f (%.1fs)%s\n",
+				epoch, es.TrainLoss, trainAcc, dev, es.DevAcc, es.Seconds, map[bool]string{true: " *best*"}[es.Best])
 		}
 		if logw != nil {
 			line, _ := json.Marshal(es)
