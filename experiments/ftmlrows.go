@@ -55,6 +55,9 @@ func identity(tc pipeline.TrainConfig) (map[string]any, error) {
 		"optimizer": o.Optimizer, "clip": o.Clip, "weight_decay": o.WeightDecay, "seed": o.Seed,
 		"net": tc.Net, "embeddings": baseName(tc.Embeddings), "train_n": tc.TrainN, "init_lm": tc.InitLM != "",
 	}
+	if tc.EmbedLRScale > 0 && tc.EmbedLRScale != 1 { // only when set: older records stay comparable
+		v["embed_lr_scale"] = tc.EmbedLRScale
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err

@@ -24,6 +24,10 @@ type AdamConfig struct {
 	// NoDecay, when set, exempts the params it names from weight decay
 	// (BERT fine-tuning exempts biases and LayerNorm weights: NoDecayBERT).
 	NoDecay func(name string) bool
+	// LRScale, when set, multiplies the learning rate (and the decoupled
+	// decay it scales) of the params it names by the factor it returns;
+	// 0 or less means 1 (PyTorch's parameter groups, by name).
+	LRScale func(name string) float64
 }
 
 // NoDecayBERT is the weight-decay exemption of BERT fine-tuning (Hugging
@@ -106,18 +110,25 @@ func (a *Adam) Step(params []*ag.Param) {
 			panic(fmt.Sprintf("optim: param %q has shape %v but its Adam state has %v", p.Name, p.Value.Shape, st.shape))
 		}
 		st.step++
-		a.update(p.Value.Data, p.Grad.Data, st, a.cfg.NoDecay != nil && a.cfg.NoDecay(p.Name))
+		scale := 1.0
+		if a.cfg.LRScale != nil {
+			if f := a.cfg.LRScale(p.Name); f > 0 {
+				scale = f
+			}
+		}
+		a.update(p.Value.Data, p.Grad.Data, st, a.cfg.NoDecay != nil && a.cfg.NoDecay(p.Name), scale)
 	}
 }
 
 // update applies one step to a param's values w with gradient g. The
 // per-step scalars are computed in float64, the per-element work in
 // float32 like PyTorch on float32 tensors.
-func (a *Adam) update(w, g []float32, st *adamState, noDecay bool) {
+func (a *Adam) update(w, g []float32, st *adamState, noDecay bool, lrScale float64) {
 	c := a.cfg
 	if noDecay {
 		c.WeightDecay = 0
 	}
+	c.LR *= lrScale
 	bc1, bc2 := 1.0, 1.0
 	if !c.NoBiasCorrection {
 		bc1 = 1 - math.Pow(c.Beta1, float64(st.step))

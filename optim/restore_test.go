@@ -1,6 +1,7 @@
 package optim
 
 import (
+	"math"
 	"strings"
 	"testing"
 
@@ -56,6 +57,25 @@ func TestRestore(t *testing.T) {
 		}
 		if fresh[0].Value.Data[0] != 1 {
 			t.Errorf("%s: params changed before the error", name)
+		}
+	}
+}
+
+// LRScale multiplies a named param's step: Adam's first step moves every
+// element by lr (its sign aside), so the scaled param moves 10× as far.
+func TestAdamLRScale(t *testing.T) {
+	ps := []*ag.Param{ag.NewParam("emb", tensor.From([]float32{1, 1}, 2)), ag.NewParam("w", tensor.From([]float32{1, 1}, 2))}
+	for _, p := range ps {
+		p.Grad = tensor.From([]float32{0.3, -2}, 2)
+	}
+	a := NewAdam(AdamConfig{LR: 0.01, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, LRScale: func(name string) float64 {
+		return map[string]float64{"emb": 10}[name]
+	}})
+	a.Step(ps)
+	for i := range 2 {
+		de, dw := 1-ps[0].Value.Data[i], 1-ps[1].Value.Data[i]
+		if math.Abs(float64(de/dw)-10) > 1e-3 || math.Abs(math.Abs(float64(dw))-0.01) > 1e-5 {
+			t.Errorf("element %d: scaled step %v, plain %v; want 10× and 0.01", i, de, dw)
 		}
 	}
 }

@@ -60,6 +60,11 @@ type TrainConfig struct {
 	// "" appends to Out+".log.jsonl"; Options.Info adds keys to the
 	// model's training record.
 	Options train.Options
+	// EmbedLRScale multiplies the word-embedding table's learning rate
+	// (--embed-lr-scale; 0 or 1 = none; adam and adamw only): FTML trains
+	// only that table with its triplet loss, and a transformer's small
+	// fine-tuning rate moves it too little in a short run.
+	EmbedLRScale float64
 	// DefenseLR lets a defense with a learning rate of its own (flat, adv:
 	// FLAT spec §5) train at it instead of Options.LR: the CLI sets it
 	// when --lr is not given. It does not apply to fine-tuning.
@@ -309,6 +314,7 @@ func (c *TrainConfig) trainNew(ctx context.Context, opt train.Options, log io.Wr
 		return nil, err
 	}
 	opt.Info["defense"] = obj.Name()
+	c.scaleEmbedLR(m, &opt, log)
 	DescribeObjective(obj, opt.Info, log) // after Prepare: IBP's ramp is set there
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -330,6 +336,17 @@ func (c *TrainConfig) trainNew(ctx context.Context, opt train.Options, log io.Wr
 func (c *TrainConfig) info(own map[string]any) map[string]any {
 	maps.Copy(own, c.Options.Info)
 	return own
+}
+
+// scaleEmbedLR applies EmbedLRScale to m's word-embedding table.
+func (c *TrainConfig) scaleEmbedLR(m *model.Model, opt *train.Options, log io.Writer) {
+	if c.EmbedLRScale <= 0 || c.EmbedLRScale == 1 {
+		return
+	}
+	name := m.Net.Emb.W.Name
+	opt.LRScale = map[string]float64{name: c.EmbedLRScale}
+	opt.Info["embed_lr_scale"] = c.EmbedLRScale
+	fmt.Fprintf(log, "learning rate of %s: ×%g (%g)\n", name, c.EmbedLRScale, c.EmbedLRScale*opt.LR)
 }
 
 // finish loads the best model a run wrote and evaluates it on the test

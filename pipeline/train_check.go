@@ -47,8 +47,12 @@ func (c *TrainConfig) Check() error {
 	if err := CheckRules(
 		Rule{c.Retrofit >= 0, "retrofit", c.Retrofit, "≥ 0 (0 = off)"},
 		Rule{c.TrainN >= 0, "train-n", c.TrainN, "≥ 0 (0 = all)"},
+		Rule{c.EmbedLRScale >= 0 && c.EmbedLRScale <= 1e6, "embed-lr-scale", c.EmbedLRScale, "in [0, 1e6] (0 or 1 = none)"},
 	); err != nil {
 		return err
+	}
+	if c.EmbedLRScale > 0 && c.EmbedLRScale != 1 && c.Options.Optimizer == "sgd" {
+		return configErrorf("--embed-lr-scale needs --optimizer adam or adamw")
 	}
 	if err := c.Data.Check(); err != nil {
 		return err

@@ -123,6 +123,7 @@ func (c *TrainConfig) fineTune(ctx context.Context, opt train.Options, log io.Wr
 	if c.TrainSubset {
 		opt.Info["train_n"] = len(trainSet)
 	}
+	c.scaleEmbedLR(m, &opt, log)
 	frozen := ""
 	if ft.FreezeEncoder {
 		frozen = "; encoder frozen"

@@ -23,3 +23,23 @@ func TestEpochBarAccuracy(t *testing.T) {
 		}
 	}
 }
+
+// A resume refuses other learning-rate scales: they change the numbers.
+func TestResumeComparesLRScale(t *testing.T) {
+	a := settingsOf(Options{LR: 1e-3, LRScale: map[string]float64{"emb": 10, "a": 2}})
+	b := settingsOf(Options{LR: 1e-3, LRScale: map[string]float64{"a": 2, "emb": 10}})
+	if d := a.differs(b); d != "" {
+		t.Errorf("same scales differ: %s", d)
+	}
+	if d := a.differs(settingsOf(Options{LR: 1e-3})); !strings.Contains(d, "--embed-lr-scale") {
+		t.Errorf("other scales: %q", d)
+	}
+	bad := Options{Optimizer: "sgd", LRScale: map[string]float64{"emb": 2}}
+	if err := bad.defaults(); err == nil {
+		t.Error("sgd with a scale accepted")
+	}
+	bad = Options{LRScale: map[string]float64{"emb": 0}}
+	if err := bad.defaults(); err == nil {
+		t.Error("a zero scale accepted")
+	}
+}

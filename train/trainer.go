@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/textarmor/textarmor/ag"
@@ -41,7 +43,11 @@ type Options struct {
 	// get_linear_schedule_with_warmup). "" keeps LR (and DecayEpochs).
 	Schedule string
 	Warmup   float64
-	Seed     int64
+	// LRScale multiplies the learning rate of the params it names (adam
+	// and adamw): FTML on a transformer with the word-embedding table's
+	// rate raised, to compress the paper's step count (--embed-lr-scale).
+	LRScale map[string]float64
+	Seed    int64
 	// Patience stops training after this many epochs without a better dev
 	// accuracy; 0 never stops early.
 	Patience int
@@ -108,6 +114,10 @@ func (o *Options) defaults() error {
 		return fmt.Errorf("warm-up share %g must be in [0, 1)", o.Warmup)
 	case o.Warmup > 0 && o.Schedule == "":
 		return fmt.Errorf("a warm-up (%g) needs the linear schedule", o.Warmup)
+	case slices.ContainsFunc(slices.Collect(maps.Values(o.LRScale)), func(f float64) bool { return !(f > 0 && f <= 1e6) }):
+		return fmt.Errorf("learning-rate scales %s: each must be in (0, 1e6]", lrScaleText(o.LRScale))
+	case len(o.LRScale) > 0 && o.Optimizer == "sgd":
+		return errors.New("per-parameter learning-rate scales (--embed-lr-scale) need adam or adamw")
 	case o.Schedule != "" && len(o.DecayEpochs) > 0:
 		return fmt.Errorf("the %s schedule and decay epochs %v both set the learning rate: pick one", o.Schedule, o.DecayEpochs)
 	}
@@ -280,11 +290,15 @@ func NewOptimizer(opt Options) optim.Optimizer {
 	if opt.Optimizer == "sgd" {
 		return optim.NewSGD(opt.LR, opt.Momentum, opt.WeightDecay)
 	}
+	var scale func(string) float64
+	if len(opt.LRScale) > 0 {
+		scale = func(name string) float64 { return opt.LRScale[name] }
+	}
 	if opt.Optimizer == "adamw" {
 		return optim.NewAdam(optim.AdamConfig{LR: opt.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: opt.WeightDecay,
-			Decoupled: true, NoDecay: optim.NoDecayBERT})
+			Decoupled: true, NoDecay: optim.NoDecayBERT, LRScale: scale})
 	}
-	return optim.NewAdam(optim.AdamConfig{LR: opt.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: opt.WeightDecay})
+	return optim.NewAdam(optim.AdamConfig{LR: opt.LR, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8, WeightDecay: opt.WeightDecay, LRScale: scale})
 }
 
 // Run trains m with obj on the training examples, selecting on dev.
@@ -598,6 +612,9 @@ func trainingRecord(opt Options, obj Objective, r Result) map[string]any {
 	if opt.WeightDecay > 0 {
 		rec["weight_decay"] = opt.WeightDecay
 	}
+	if len(opt.LRScale) > 0 {
+		rec["lr_scale"] = lrScaleText(opt.LRScale)
+	}
 	if opt.Schedule != "" {
 		rec["schedule"], rec["warmup"] = opt.Schedule, opt.Warmup
 	}
@@ -677,12 +694,22 @@ type runSettings struct {
 	DecayGamma  float64 `json:"decay_gamma"`
 	Schedule    string  `json:"schedule"`
 	Warmup      float64 `json:"warmup"`
+	LRScale     string  `json:"lr_scale,omitempty"`
 }
 
 func settingsOf(opt Options) *runSettings {
 	return &runSettings{Epochs: opt.Epochs, BatchSize: opt.BatchSize, Optimizer: opt.Optimizer, LR: opt.LR, Momentum: opt.Momentum,
 		WeightDecay: opt.WeightDecay, Clip: opt.Clip, DecayEpochs: opt.DecayEpochs, DecayGamma: opt.DecayGamma,
-		Schedule: opt.Schedule, Warmup: opt.Warmup}
+		Schedule: opt.Schedule, Warmup: opt.Warmup, LRScale: lrScaleText(opt.LRScale)}
+}
+
+// lrScaleText writes the scales in name order ("" for none).
+func lrScaleText(m map[string]float64) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, fmt.Sprintf("%s=%g", k, m[k]))
+	}
+	return strings.Join(parts, ",")
 }
 
 // differs names the first setting of now that differs from the saved run
@@ -700,7 +727,7 @@ func (saved *runSettings) differs(now *runSettings) string {
 		{"--optimizer", a.Optimizer, b.Optimizer}, {"--lr", a.LR, b.LR}, {"--momentum", a.Momentum, b.Momentum},
 		{"--weight-decay", a.WeightDecay, b.WeightDecay}, {"--clip", a.Clip, b.Clip},
 		{"--lr-decay-epochs", fmt.Sprint(a.DecayEpochs), fmt.Sprint(b.DecayEpochs)}, {"--lr-decay", a.DecayGamma, b.DecayGamma},
-		{"--schedule", a.Schedule, b.Schedule}, {"--warmup", a.Warmup, b.Warmup},
+		{"--schedule", a.Schedule, b.Schedule}, {"--warmup", a.Warmup, b.Warmup}, {"--embed-lr-scale", a.LRScale, b.LRScale},
 	}
 	for _, f := range fields {
 		if f.x != f.y {

@@ -38,6 +38,7 @@ func TestTrainFlagRanges(t *testing.T) {
 		{tr("--epochs", "0"), "--epochs 0"},
 		{tr("--momentum", "1"), "--momentum 1"},
 		{tr("--checkpoint-every", "-1s"), "--checkpoint-every -1s"},
+		{tr("--embed-lr-scale", "-2"), "--embed-lr-scale -2"},
 		{tr("--max-vocab", "-2"), "--max-vocab -2"},
 		{tr("--lr-decay-epochs", "5,0"), "epoch 0 must be at least 1"},
 		// Architecture sizes are bounded above (they size allocations).
@@ -238,5 +239,24 @@ func TestFlagDefaultsInRange(t *testing.T) {
 		if code != 2 || rangeErr.MatchString(stderr) {
 			t.Errorf("%q: exit %d, %q; want exit 2 for another reason than a range", args, code, stderr)
 		}
+	}
+}
+
+// --embed-lr-scale reaches the optimizer: the run says so and the model's
+// training record keeps it; with sgd it is refused.
+func TestEmbedLRScaleFlag(t *testing.T) {
+	dir, tr, dv, _ := sentimentFiles(t)
+	out := filepath.Join(dir, "m")
+	code, _, stderr := runCmd(t, "train", "--train", tr, "--dev", dv, "--model", "cnn", "--embed-dim", "8", "--filters", "4",
+		"--epochs", "1", "--embed-lr-scale", "5", "--out", out, "--quiet")
+	if code != 0 || !strings.Contains(stderr, "learning rate of embedding") || !strings.Contains(stderr, "×5") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "config.json"))
+	if err != nil || !strings.Contains(string(raw), `"lr_scale"`) {
+		t.Errorf("training record: %v %s", err, raw)
+	}
+	if code, _, stderr := runCmd(t, "train", "--train", tr, "--optimizer", "sgd", "--embed-lr-scale", "5", "--out", out+"2"); code != 2 || !strings.Contains(stderr, "adam") {
+		t.Errorf("sgd: exit %d: %s", code, stderr)
 	}
 }

@@ -106,6 +106,7 @@ type trainFlags struct {
 	opt           train.Options
 	decay         string
 	trainN        int
+	embedLRScale  float64
 	quiet, asJSON bool
 }
 
@@ -123,6 +124,7 @@ func (t *trainFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&opt.Momentum, "momentum", 0, "sgd momentum")
 	fs.Float64Var(&opt.WeightDecay, "weight-decay", 0, "L2 weight decay")
 	fs.Float64Var(&opt.Clip, "clip", 0, "clip the global gradient norm to this value (0 = off)")
+	fs.Float64Var(&t.embedLRScale, "embed-lr-scale", 0, "multiply the word-embedding table's learning rate by this (adam, adamw; 0 or 1 = off): FTML on a transformer in a short run, docs/ftml.md")
 	fs.StringVar(&t.decay, "lr-decay-epochs", "", "comma-separated epochs at which the learning rate is multiplied by --lr-decay")
 	fs.Float64Var(&opt.DecayGamma, "lr-decay", d.DecayGamma, "learning-rate factor at each --lr-decay-epochs epoch")
 	fs.Int64Var(&opt.Seed, "seed", d.Seed, "random seed (same seed, same numbers)")
@@ -163,7 +165,7 @@ func (t *trainFlags) config(fs *flag.FlagSet, stderr io.Writer) (pipeline.TrainC
 	c.Embeddings, c.EmbeddingsFrom, c.Retrofit, c.InitLM = t.nf.embeddings, t.nf.embFrom, t.nf.retrofit, t.nf.initLM
 	c.EmbeddingsFromTrainable = set["freeze-embeddings"] && !t.nf.net.FreezeEmbeddings
 	c.DefenseLR = !set["lr"]
-	c.TrainSubset, c.TrainN = t.trainN > 0, t.trainN
+	c.TrainSubset, c.TrainN, c.EmbedLRScale = t.trainN > 0, t.trainN, t.embedLRScale
 	c.FineTune.Init, c.FineTune.FreezeEncoder, c.FineTune.VocabSupplement = t.nf.init, t.nf.freezeEncoder, t.nf.vocabSupp
 	if t.nf.init != "" {
 		if err := fineTuneFlags(&c, set, t.nf.net); err != nil {

@@ -23,7 +23,7 @@ var overlayFields = map[string][]string{
 	"optimizer": {"Options.Optimizer"}, "schedule": {"Options.Schedule"}, "warmup": {"Options.Warmup"},
 	"momentum": {"Options.Momentum"}, "weight-decay": {"Options.WeightDecay"}, "clip": {"Options.Clip"},
 	"lr-decay": {"Options.DecayGamma"}, "lr-decay-epochs": {"Options.DecayEpochs"}, "seed": {"Options.Seed"},
-	"patience": {"Options.Patience"}, "checkpoint-every": {"Options.CheckpointEvery"},
+	"patience": {"Options.Patience"}, "checkpoint-every": {"Options.CheckpointEvery"}, "embed-lr-scale": {"EmbedLRScale"},
 	"synonyms": {"Defense.Synonyms"}, "ftml-beta": {"Defense.Settings.Beta"}, "ftml-alpha": {"Defense.Settings.Alpha"},
 	"ftml-k": {"Defense.Settings.K"}, "ftml-norm": {"Defense.Settings.Norm"}, "ftml-squared": {"Defense.Settings.Squared"},
 	"ftml-ce-updates-embedding": {"Defense.Settings.CEUpdatesEmbedding"}, "cml-tau": {"Defense.Settings.CMLTau"},
@@ -79,7 +79,7 @@ func trainOverlay(what string, args []string) (func(c *pipeline.TrainConfig, kee
 	opt := t.opt
 	opt.DecayEpochs = full.Options.DecayEpochs
 	full.Options = opt
-	full.Embeddings, full.EmbeddingsFrom, full.Retrofit = t.nf.embeddings, t.nf.embFrom, t.nf.retrofit
+	full.Embeddings, full.EmbeddingsFrom, full.Retrofit, full.EmbedLRScale = t.nf.embeddings, t.nf.embFrom, t.nf.retrofit, t.embedLRScale
 	full.EmbeddingsFromTrainable = !t.nf.net.FreezeEmbeddings
 	full.DefenseLR = false // an explicit --lr is the row's rate, whatever its defense
 	// Values out of range are refused now, not when the row's turn comes
