@@ -9,10 +9,11 @@ import (
 // set (--recipe-flags), e.g. Jia et al.'s IBP model for the IBP row (spec
 // A16); the others come from the table's --model. RecipeTrainFlags are
 // the optimiser flags no reference recipe sets (Jia et al. clip the
-// gradient norm at 0.25 and decay weights by 1e-4).
+// gradient norm at 0.25 and decay weights by 1e-4; a short FTML run on a
+// transformer raises its embedding table's rate).
 var (
 	RecipeArchFlags  = []string{"hidden", "pool", "dropout", "input-layer", "head-hidden", "filters", "widths"}
-	RecipeTrainFlags = []string{"clip", "weight-decay"}
+	RecipeTrainFlags = []string{"clip", "weight-decay", "embed-lr-scale"}
 )
 
 // RecipeFlagAllowed reports whether flag NAME may appear in defense's recipe flags.
