@@ -49,6 +49,7 @@ func main() {
 		for rows := 1; rows <= k.mr; rows++ {
 			gen(w, k, rows)
 		}
+		genWide(w, k)
 	}
 	if err := os.WriteFile("sgemm_amd64.s", b.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
@@ -151,6 +152,66 @@ func gen(w func(string, ...any), k kernel, rows int) {
 		if r < rows-1 {
 			w("\tADDQ R8, DX")
 		}
+	}
+	w("\tVZEROUPPER")
+	w("\tRET")
+}
+
+// wideVecs is the width, in vector registers, of the one-row kernels.
+const wideVecs = 8
+
+// genWide writes a one-row kernel wideVecs registers wide, for products
+// with one row of A (a batch-1 LSTM step, B row-major, read in place): the
+// kr-row kernels hold two registers per row, so one row had only two
+// chains of multiply-adds in flight, too few to hide their latency. Each
+// element is still one chain in k order, like every other kernel.
+func genWide(w func(string, ...any), k kernel) {
+	mr, vb := k.mr, k.vecBytes
+	cols := wideVecs * vb / 4
+	name := k.name + "_wide"
+	w("")
+	w("// func %s(kc int, a, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)", name)
+	w("// C[0][0:%d] = alpha·(a·b) + beta·C (beta == 0: C is not read), a an A", cols)
+	w("// strip packed %d values per k (the first used), b %d values per k, ldb", mr, cols)
+	w("// apart; ldc is unused.")
+	w("TEXT ·%s(SB), NOSPLIT, $0-56", name)
+	w("\tMOVQ kc+0(FP), CX")
+	w("\tMOVQ a+8(FP), SI")
+	w("\tMOVQ b+16(FP), DI")
+	w("\tMOVQ ldb+24(FP), R10")
+	w("\tSHLQ $2, R10")
+	w("\tMOVQ c+32(FP), DX")
+	for h := 0; h < wideVecs; h++ {
+		a := k.v(4 + h)
+		w("\tVXORPS %s, %s, %s", a, a, a)
+	}
+	w("%s_loop:", name)
+	w("\tVBROADCASTSS (SI), %s", k.v(2))
+	for h := 0; h < wideVecs; h++ {
+		w("\tVFMADD231PS %d(DI), %s, %s", h*vb, k.v(2), k.v(4+h))
+	}
+	w("\tADDQ $%d, SI", mr*4)
+	w("\tADDQ R10, DI")
+	w("\tDECQ CX")
+	w("\tJNZ  %s_loop", name)
+	w("\tVBROADCASTSS alpha+48(FP), %s", k.v(0))
+	w("\tMOVL beta+52(FP), AX")
+	w("\tANDL $0x7fffffff, AX")
+	w("\tJZ   %s_store0", name)
+	w("\tVBROADCASTSS beta+52(FP), %s", k.v(1))
+	for h := 0; h < wideVecs; h++ {
+		a := k.v(4 + h)
+		w("\tVMULPS %s, %s, %s", k.v(0), a, a)
+		w("\tVFMADD231PS %d(DX), %s, %s", h*vb, k.v(1), a)
+		w("\tVMOVUPS %s, %d(DX)", a, h*vb)
+	}
+	w("\tVZEROUPPER")
+	w("\tRET")
+	w("%s_store0:", name)
+	for h := 0; h < wideVecs; h++ {
+		a := k.v(4 + h)
+		w("\tVMULPS %s, %s, %s", k.v(0), a, a)
+		w("\tVMOVUPS %s, %d(DX)", a, h*vb)
 	}
 	w("\tVZEROUPPER")
 	w("\tRET")

@@ -34,7 +34,7 @@ const (
 	// sgemmParallelWork is the multiply-add count (m·n·k) below which a
 	// product runs on the calling goroutine: starting goroutines and
 	// packing B twice costs more than it saves.
-	sgemmParallelWork = 1 << 18
+	sgemmParallelWork = 1 << 20
 	// directRows: up to this many A strips (directRows·mr rows) the kernel
 	// reads row-major B in place rather than packed.
 	directRows = 2
@@ -52,6 +52,10 @@ type Kernel struct {
 	Name   string // "avx512", "avx2"
 	MR, NR int    // the tile
 	fns    []kernelFunc
+	// wide computes one row of wideNR columns, B read in place (ldb
+	// apart); the same operations per element as fns.
+	wide   kernelFunc
+	wideNR int
 }
 
 type kernelFunc func(kc int, a, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
@@ -183,7 +187,17 @@ func sgemmSerial(kern *Kernel, transA, transB bool, m, n, k int, alpha float32, 
 			for ic := 0; ic < m; ic += sgemmMC {
 				mc := min(sgemmMC, m-ic)
 				packA(ap, transA, a, lda, ic, pc, mc, kc, mr)
-				for jr := 0; jr < nc; jr += nr {
+				jr := 0
+				if direct && mc == 1 && kern.wide != nil {
+					for ; jr+kern.wideNR <= nc; jr += kern.wideNR {
+						o := pc*ldb + jc + jr
+						bs := b[o : o+(kc-1)*ldb+kern.wideNR]
+						ci := ic*ldc + jc + jr
+						_ = c[ci+kern.wideNR-1]
+						kern.wide(kc, &ap[0], &bs[0], ldb, &c[ci], ldc, alpha, bet)
+					}
+				}
+				for ; jr < nc; jr += nr {
 					cols := min(nr, nc-jr)
 					var bs []float32
 					bstride := nr
@@ -295,25 +309,54 @@ func putBuf(b []float32) {
 }
 
 // interleave writes rows of src (kc values each, starting at o, ld apart)
-// into dst as columns of a w-wide strip: dst[p·w+r] = src[o+r·ld+p], four
-// rows at a time so that each pass over k reads four streams and writes
-// four adjacent values (a row at a time wrote one value per cache line).
+// into dst as columns of a w-wide strip: dst[p·w+r] = src[o+r·ld+p]. It
+// transposes blocks of 8 or 4 rows by 8 values in vector registers where
+// it can; the rest goes four rows at a time, so that each pass over k
+// reads four streams and writes four adjacent values.
 func interleave(dst []float32, w int, src []float32, o, ld, rows, kc int) {
-	r := 0
-	for ; r+4 <= rows; r += 4 {
-		s0 := src[o+r*ld : o+r*ld+kc]
-		s1 := src[o+(r+1)*ld:][:len(s0)]
-		s2 := src[o+(r+2)*ld:][:len(s0)]
-		s3 := src[o+(r+3)*ld:][:len(s0)]
-		d := dst[r:]
+	r, done := 0, 0 // rows [0, r) have k [0, done) written
+	if haveTranspose && kc >= 8 {
+		done = kc &^ 7
+		for ; r+4 <= rows; r += 4 {
+			n := 4
+			if r+8 <= rows {
+				n = 8
+			}
+			last := o + (r+n-1)*ld
+			_ = src[last : last+kc]   // the rows read
+			_ = dst[(done-1)*w+r+n-1] // the last value written
+			if n == 8 {
+				transpose8(&dst[r], w, &src[o+r*ld], ld, done/8)
+				r += 4
+			} else {
+				transpose4(&dst[r], w, &src[o+r*ld], ld, done/8)
+			}
+		}
+	}
+	interleaveGo(dst, w, src, o, ld, 0, r, done, kc)
+	interleaveGo(dst, w, src, o, ld, r, rows, 0, kc)
+}
+
+// interleaveGo is interleave for rows [r0, r1) and k [p0, kc) in Go.
+func interleaveGo(dst []float32, w int, src []float32, o, ld, r0, r1, p0, kc int) {
+	if p0 >= kc {
+		return
+	}
+	r := r0
+	for ; r+4 <= r1; r += 4 {
+		s0 := src[o+r*ld+p0 : o+r*ld+kc]
+		s1 := src[o+(r+1)*ld+p0:][:len(s0)]
+		s2 := src[o+(r+2)*ld+p0:][:len(s0)]
+		s3 := src[o+(r+3)*ld+p0:][:len(s0)]
+		d := dst[p0*w+r:]
 		for p := range s0 {
 			q := d[p*w : p*w+4 : p*w+4]
 			q[0], q[1], q[2], q[3] = s0[p], s1[p], s2[p], s3[p]
 		}
 	}
-	for ; r < rows; r++ {
-		s0 := src[o+r*ld : o+r*ld+kc]
-		d := dst[r:]
+	for ; r < r1; r++ {
+		s0 := src[o+r*ld+p0 : o+r*ld+kc]
+		d := dst[p0*w+r:]
 		for p, v := range s0 {
 			d[p*w] = v
 		}
