@@ -137,8 +137,8 @@ func BenchmarkGemm(b *testing.B) {
 		tb      bool
 	}{
 		{1024, 1024, 1024, false}, {3200, 300, 1200, false}, {64, 1024, 256, false}, {32, 1024, 256, false},
-		{2048, 1536, 384, false}, {2048, 384, 1536, true}, {128, 128, 32, true}, {64, 64, 32, true},
-		{1, 384, 384, true}, {1, 1024, 256, false}, {8, 512, 128, false},
+		{2048, 1536, 384, false}, {2048, 1536, 384, true}, {2048, 384, 1536, true}, {128, 128, 32, true}, {64, 64, 32, true},
+		{1, 384, 384, true}, {1, 1024, 256, false}, {8, 512, 128, false}, {12800, 400, 300, false},
 	}
 	for _, name := range Backends() {
 		be := GetBackend(name)

@@ -18,15 +18,17 @@ import (
 )
 
 const (
-	// sgemmKC is the depth of one packed slice: a kc×nr strip of B (32 KiB
-	// for the AVX-512 kernel) stays in a 48 KiB L1 beside the A strip that
-	// streams past it. Every kernel uses the same kc, so every kernel adds
-	// the same products in the same order: their results are identical.
-	sgemmKC = 256
-	// sgemmMC rows of packed A (240 KiB at kc 256) stay in L2, which is 1 MiB
-	// here and at least 256 KiB on any AVX2 CPU, while B strips pass.
+	// sgemmKC bounds the depth of one packed slice of k (see sliceDepth):
+	// a kc×nr strip of B (40 KiB for the AVX-512 kernel at 320) stays in a
+	// 48 KiB L1 while A strips stream past it. 256 to 512 measured within
+	// a few per cent of each other on the engine's shapes once slices are
+	// balanced; 320 was best or near it on all. Every kernel uses the same
+	// depth, so every kernel adds the same products in the same order.
+	sgemmKC = 320
+	// sgemmMC rows of packed A (300 KiB at kc 320) stay in L2, which is
+	// 1 MiB here, while B strips pass (120 to 960 measured alike).
 	sgemmMC = 240
-	// sgemmNC columns of packed B (4 MiB at kc 256) are meant for L3; most
+	// sgemmNC columns of packed B (5 MiB at kc 320) are meant for L3; most
 	// of the engine's products are narrower and take one panel.
 	sgemmNC = 4096
 	// maxTile bounds a kernel's mr·nr (the edge tiles' buffer).
@@ -59,6 +61,16 @@ type Kernel struct {
 }
 
 type kernelFunc func(kc int, a, b *float32, ldb int, c *float32, ldc int, alpha, beta float32)
+
+// sliceDepth is the depth of k's slices: k cut into the fewest slices of
+// at most sgemmKC, all of about equal depth (k 300 is one slice of 300,
+// not 256 and a short 44 whose update of C costs as much as a long one).
+// It depends on k alone, so every kernel, tile and thread count cuts the
+// sum over k at the same places.
+func sliceDepth(k int) int {
+	n := (k + sgemmKC - 1) / sgemmKC
+	return (k + n - 1) / n
+}
 
 // checkGemmArgs panics, like gonum, on sizes or strides that do not fit
 // the slices: the kernels write C through pointers, without Go's checks.
@@ -160,7 +172,7 @@ func scaleC(c []float32, m, n, ldc int, beta float32) {
 // sgemmSerial is the blocked product on the calling goroutine.
 func sgemmSerial(kern *Kernel, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	mr, nr := kern.MR, kern.NR
-	kcMax := min(sgemmKC, k)
+	kcMax := sliceDepth(k)
 	// With few rows each B strip meets one or two A strips: the kernel
 	// reads B where it lies (row-major B only) instead of copying it.
 	direct := !transB && m <= directRows*mr
@@ -175,8 +187,8 @@ func sgemmSerial(kern *Kernel, transA, transB bool, m, n, k int, alpha float32, 
 	defer putBuf(ap)
 	for jc := 0; jc < n; jc += sgemmNC {
 		nc := min(sgemmNC, n-jc)
-		for pc := 0; pc < k; pc += sgemmKC {
-			kc := min(sgemmKC, k-pc)
+		for pc := 0; pc < k; pc += kcMax {
+			kc := min(kcMax, k-pc)
 			if !direct {
 				packB(bp, transB, b, ldb, pc, jc, kc, nc, nr)
 			}
