@@ -27,6 +27,15 @@ func (k kernel) nr() int { return 2 * k.vecBytes / 4 }
 
 func (k kernel) v(i int) string { return fmt.Sprintf("%s%d", k.reg, i) }
 
+// zero is the instruction that clears a register: VXORPS on a zmm is
+// AVX-512 DQ, VPXORD only needs the F subset the kernel is chosen by.
+func (k kernel) zero() string {
+	if k.reg == "Z" {
+		return "VPXORD"
+	}
+	return "VXORPS"
+}
+
 // acc is the accumulator of row r, half h (0: columns [0, nr/2), 1: the rest).
 func (k kernel) acc(r, h int) string { return k.v(4 + 2*r + h) }
 
@@ -87,7 +96,7 @@ func gen(w func(string, ...any), k kernel, rows int) {
 	for r := 0; r < rows; r++ {
 		for h := 0; h < 2; h++ {
 			a := k.acc(r, h)
-			w("\tVXORPS %s, %s, %s", a, a, a)
+			w("\t%s %s, %s, %s", k.zero(), a, a, a)
 		}
 	}
 	// step multiplies B's row u (of an unrolled group) by A's column u.
@@ -183,7 +192,7 @@ func genWide(w func(string, ...any), k kernel) {
 	w("\tMOVQ c+32(FP), DX")
 	for h := 0; h < wideVecs; h++ {
 		a := k.v(4 + h)
-		w("\tVXORPS %s, %s, %s", a, a, a)
+		w("\t%s %s, %s, %s", k.zero(), a, a, a)
 	}
 	w("%s_loop:", name)
 	w("\tVBROADCASTSS (SI), %s", k.v(2))
