@@ -561,11 +561,12 @@ func TestBatcherAbandoned(t *testing.T) {
 }
 
 // sameProbs compares a served answer with the model's own: bit for bit on
-// the pure-Go backend, whose products do not depend on the batch; within
+// the pure-Go backends (gonum, simd), whose products do not depend on the
+// batch; within
 // 2e-7 on OpenBLAS, whose kernels (and so the last bits) change with the
 // batch's shape. Texts of this test differ by more than that.
 func sameProbs(a, b []float32) bool {
-	if tensor.BackendName() == "gonum" {
+	if tensor.BackendName() != "openblas" {
 		return slices.Equal(a, b)
 	}
 	if len(a) != len(b) {

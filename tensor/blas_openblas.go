@@ -65,6 +65,9 @@ func (openblasBackend) Kernel() string {
 func (openblasBackend) Threads() int     { return int(C.openblas_get_num_threads()) }
 func (openblasBackend) SetThreads(n int) { C.openblas_set_num_threads(C.int(n)) }
 
+// openblasBuild: see blas_noopenblas.go.
+const openblasBuild = true
+
 // Between the GEMMs of a forward pass the engine runs its own kernels
 // (GELU, softmax, LayerNorm) on every core; OpenBLAS's default of spinning
 // idle threads for about 0.1 s took a core from them (a transformer

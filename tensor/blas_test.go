@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -125,22 +126,69 @@ func TestParallelForCoversRange(t *testing.T) {
 	}
 }
 
-// BenchmarkGemm reports GFLOP/s of square and training-shaped products for
-// every compiled-in backend: the ceiling the model benchmarks compare with.
+// BenchmarkGemm reports GFLOP/s of square and engine-shaped products
+// (m×n×k; T: B transposed) for every compiled-in backend, on one thread
+// and on two: the ceiling the model benchmarks compare with. Build with
+// -tags openblas to see all three backends side by side.
 func BenchmarkGemm(b *testing.B) {
 	r := rand.New(rand.NewSource(3))
+	shapes := []struct {
+		m, n, k int
+		tb      bool
+	}{
+		{1024, 1024, 1024, false}, {3200, 300, 1200, false}, {64, 1024, 256, false}, {32, 1024, 256, false},
+		{2048, 1536, 384, false}, {2048, 1536, 384, true}, {2048, 384, 1536, true}, {128, 128, 32, true}, {64, 64, 32, true},
+		{1, 384, 384, true}, {1, 1024, 256, false}, {8, 512, 128, false}, {12800, 400, 300, false},
+	}
 	for _, name := range Backends() {
 		be := GetBackend(name)
-		for _, s := range [][3]int{{512, 512, 512}, {1024, 1024, 1024}, {3200, 300, 1200}, {480, 512, 128}, {64, 512, 128}, {8, 512, 128}} {
-			m, n, k := s[0], s[1], s[2]
+		for _, s := range shapes {
+			m, n, k := s.m, s.n, s.k
+			ldb := n
+			if s.tb {
+				ldb = k
+			}
 			a, bb, c := randSlice(r, m*k), randSlice(r, k*n), make([]float32, m*n)
-			b.Run(fmt.Sprintf("%s/%dx%dx%d", name, m, n, k), func(b *testing.B) {
-				for i := 0; i < b.N; i++ {
-					be.Sgemm(false, false, m, n, k, 1, a, k, bb, n, 0, c, n)
+			for _, threads := range []int{1, 2} {
+				tag := ""
+				if s.tb {
+					tag = "T"
 				}
-				b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
-			})
+				b.Run(fmt.Sprintf("%s/%dx%dx%d%s/t%d", name, m, n, k, tag, threads), func(b *testing.B) {
+					defer withThreads(threads)()
+					for b.Loop() {
+						be.Sgemm(false, s.tb, m, n, k, 1, a, k, bb, ldb, 0, c, n)
+					}
+					b.ReportMetric(2*float64(m)*float64(n)*float64(k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+				})
+			}
 		}
+	}
+}
+
+// withThreads runs every backend on n threads until the returned restore:
+// GOMAXPROCS for gonum (which splits large products over it), Workers for
+// simd, the pool for OpenBLAS.
+func withThreads(n int) (restore func()) {
+	procs, w := runtime.GOMAXPROCS(n), Workers()
+	SetWorkers(n)
+	var prev []int
+	for _, name := range Backends() {
+		if t, ok := GetBackend(name).(threaded); ok {
+			prev = append(prev, t.Threads())
+			t.SetThreads(n)
+		}
+	}
+	return func() {
+		i := 0
+		for _, name := range Backends() {
+			if t, ok := GetBackend(name).(threaded); ok {
+				t.SetThreads(prev[i])
+				i++
+			}
+		}
+		SetWorkers(w)
+		runtime.GOMAXPROCS(procs)
 	}
 }
 
@@ -225,8 +273,8 @@ func BenchmarkAxpySubnormal(b *testing.B) {
 	}
 }
 
-// BackendDetail names every compiled-in backend, and OpenBLAS's adds the
-// kernels it chose for this CPU.
+// BackendDetail names every compiled-in backend, and OpenBLAS's and
+// simd's add the kernels they chose for this CPU.
 func TestBackendDetail(t *testing.T) {
 	prev := BackendName()
 	defer UseBackend(prev)
@@ -238,7 +286,9 @@ func TestBackendDetail(t *testing.T) {
 		switch {
 		case name == "openblas" && !(strings.HasPrefix(d, "openblas (") && strings.Contains(d, "OpenBLAS")):
 			t.Errorf("openblas detail %q: want the build configuration and core type", d)
-		case name != "openblas" && d != name:
+		case name == "simd" && d != "simd (avx512)" && d != "simd (avx2)":
+			t.Errorf("simd detail %q: want the kernel in use", d)
+		case name == "gonum" && d != name:
 			t.Errorf("%s detail %q: want the bare name", name, d)
 		}
 	}
@@ -276,5 +326,20 @@ func TestSingleThreadedBLASOverlapping(t *testing.T) {
 	b()
 	if fake.threads != 8 {
 		t.Fatalf("after both: %d threads, want 8", fake.threads)
+	}
+}
+
+// TestDefaultBackend: OpenBLAS when compiled in, else simd where the CPU
+// has its kernels, else gonum.
+func TestDefaultBackend(t *testing.T) {
+	want := "gonum"
+	switch {
+	case openblasBuild:
+		want = "openblas"
+	case GetBackend("simd") != nil:
+		want = "simd"
+	}
+	if got := BackendName(); got != want {
+		t.Fatalf("default backend %q, want %q", got, want)
 	}
 }

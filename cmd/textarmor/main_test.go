@@ -237,6 +237,7 @@ func TestStrayArgumentsRefused(t *testing.T) {
 		{"bench", "ftml"},
 		{"bench", "--time", "1s", "stray"},
 		{"bench", "transformer", "stray"},
+		{"bench", "gemm", "stray"},
 	} {
 		code, _, stderr := runCmd(t, args...)
 		if code != 2 || !(strings.Contains(stderr, "stray") || strings.Contains(stderr, `"ftml"`)) {
