@@ -356,8 +356,13 @@ func (c *TrainConfig) finish(ds *dataset.Dataset, opt train.Options, res *train.
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(log, "trained in %s; best dev accuracy %.4f at epoch %d; model written to %s\n",
-		elapsed.Round(time.Second), res.BestDevAcc, res.BestEpoch, opt.Out)
+	if c.NoDev || len(ds.Dev) == 0 {
+		fmt.Fprintf(log, "trained in %s; no dev set, the last epoch (%d) kept; model written to %s\n",
+			elapsed.Round(time.Second), res.BestEpoch, opt.Out)
+	} else {
+		fmt.Fprintf(log, "trained in %s; best dev accuracy %.4f at epoch %d; model written to %s\n",
+			elapsed.Round(time.Second), res.BestDevAcc, res.BestEpoch, opt.Out)
+	}
 	if s := best.Net.GroupScales(); s != nil {
 		fmt.Fprintf(log, "group mask: learnt scales %s\n", formatScales(s))
 	}

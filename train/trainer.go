@@ -525,12 +525,15 @@ func Run(m *model.Model, obj Objective, trainSet, dev []Example, opt Options) (*
 			if scored {
 				trainAcc = fmt.Sprintf(" train acc %.4f", es.TrainAcc)
 			}
-			dev := "dev acc" // opt.Evaluate's score is the caller's own (STS-B Spearman for embed-train)
-			if opt.Evaluate != nil {
-				dev = "dev score"
+			devText := fmt.Sprintf(" dev acc %.4f", es.DevAcc)
+			switch {
+			case opt.Evaluate != nil: // the caller's own score (STS-B Spearman for embed-train)
+				devText = fmt.Sprintf(" dev score %.4f", es.DevAcc)
+			case len(dev) == 0:
+				devText = " (no dev set: the last epoch is kept)"
 			}
-			fmt.Fprintf(opt.Progress, "epoch %d: loss %.4f%s %s %.4f (%.1fs)%s\n",
-				epoch, es.TrainLoss, trainAcc, dev, es.DevAcc, es.Seconds, map[bool]string{true: " *best*"}[es.Best])
+			fmt.Fprintf(opt.Progress, "epoch %d: loss %.4f%s%s (%.1fs)%s\n",
+				epoch, es.TrainLoss, trainAcc, devText, es.Seconds, map[bool]string{true: " *best*"}[es.Best])
 		}
 		if logw != nil {
 			line, _ := json.Marshal(es)
