@@ -22,7 +22,8 @@ import (
 func testRun(dir string, n int, seed int64, defenses, attacks []string) *ftmlRun {
 	c := NewFTMLTable()
 	c.N, c.Seed, c.Defenses, c.Attacks = n, seed, defenses, attacks
-	return &ftmlRun{FTMLTable: &c, t: &Table{Dir: dir, Name: "ftml-table"}, recipes: c.recipes(), passN: n,
+	tb := &Table{Dir: dir, Name: "ftml-table"}
+	return &ftmlRun{FTMLTable: &c, root: tb, t: tb, recipes: c.recipes(), passN: n,
 		ds: &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}}
 }
 

@@ -55,6 +55,9 @@ func identity(tc pipeline.TrainConfig) (map[string]any, error) {
 		"optimizer": o.Optimizer, "clip": o.Clip, "weight_decay": o.WeightDecay, "seed": o.Seed,
 		"net": tc.Net, "embeddings": baseName(tc.Embeddings), "train_n": tc.TrainN, "init_lm": tc.InitLM != "",
 	}
+	if tc.SubsetSeed != nil { // instances of other seeds keep the first one's training subset
+		v["subset_seed"] = *tc.SubsetSeed
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -221,6 +224,13 @@ func (r *ftmlRun) trainRow(ctx context.Context, rc FTMLRecipe) (*model.Model, er
 	// No dev set: the last epoch is kept (spec §14 A13); a finished model
 	// without its trained.json (a run killed in between) is retrained.
 	tc.TrainSubset, tc.TrainN, tc.NoDev, tc.NoTest, tc.Retrain, tc.Log = true, r.TrainN, true, true, true, r.Log
+	if r.seed != 0 {
+		// Another instance: another initialisation and order, the same
+		// training subset.
+		subset := tc.Options.Seed
+		tc.Options.Seed += r.seed
+		tc.SubsetSeed = &subset
+	}
 	want, err := identity(tc)
 	if err != nil {
 		return nil, err
