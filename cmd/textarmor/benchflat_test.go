@@ -507,3 +507,32 @@ func TestBenchFLATTableSeeds(t *testing.T) {
 		t.Errorf("rerun: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// bench reproduction writes the report of a table folder atomically and
+// names a path it cannot read.
+func TestBenchReproduction(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "t")
+	if err := os.MkdirAll(table, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	js := `{"arch": "cnn", "dataset": "imdb", "n": 1000, "cells": [], "paper": {}, "checks": ["pwws: FTML 80.0 ≥ 70: holds"]}`
+	if err := os.WriteFile(filepath.Join(table, "table.json"), []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "reproduction.md")
+	code, _, stderr := runCmd(t, "bench", "reproduction", "--out", out, table)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	md, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(md), "| pwws: FTML 80.0 ≥ 70 | FTML 81.1 | holds |") {
+		t.Errorf("report (%v):\n%s", err, md)
+	}
+	if code, _, stderr := runCmd(t, "bench", "reproduction", filepath.Join(dir, "missing")); code == 0 || !strings.Contains(stderr, "missing") {
+		t.Errorf("missing table: exit %d, %s", code, stderr)
+	}
+	if code, _, _ := runCmd(t, "bench", "reproduction"); code == 0 {
+		t.Error("no tables: want a usage error")
+	}
+}
