@@ -94,6 +94,17 @@ func scaled(e metrics.SeedEstimate, k float64) metrics.SeedEstimate {
 	return out
 }
 
+// shifted is an estimate moved by c (a claim against a bound: x ≥ y − c).
+func shifted(e metrics.SeedEstimate, c float64) metrics.SeedEstimate {
+	out := e
+	out.Mean += c
+	out.PerSeed = make([]float64, len(e.PerSeed))
+	for i, v := range e.PerSeed {
+		out.PerSeed[i] = v + c
+	}
+	return out
+}
+
 // trainSeedList are the training seeds of the instances.
 func trainSeedList(base int64, offsets []int64) []int64 {
 	out := make([]int64, len(offsets))

@@ -18,18 +18,19 @@ const flatTrainSeed = 1
 type flatInstance struct {
 	seed   int64
 	values map[string]float64
-	// kept: "ROW/ATTACK" → which of the cell's examples kept their label.
-	kept map[string]map[int]bool
-	rep  *FLATReport
-	js   map[string]any
+	// kept: "ROW/ATTACK" → which of the cell's examples kept their label;
+	// correct: "ROW" → which of them the model classified correctly.
+	kept, correct map[string]map[int]bool
+	rep           *FLATReport
+	js            map[string]any
 }
 
 // claims are FLAT's checks 11–13 on a block over the instances that hold
 // the cells each needs, every one as an ordering judged beyond two SE:
 // FLAT's AA above base's and adv's, and at least adv's − 1 (check 11,
 // paired over the test examples when the result files are there); SA(FLAT)
-// ≥ SA(base) − 2.5 (check 12); FLAT's KT and TI at least each
-// baseline's (check 13).
+// ≥ SA(base) − 2.5 (check 12, paired per example from the same files);
+// FLAT's KT and TI at least each baseline's (check 13).
 func (ft *flatRun) claims(insts []*flatInstance) []Claim {
 	ds := ft.dataset
 	if ds == "" {
@@ -82,13 +83,7 @@ func (ft *flatRun) claims(insts []*flatInstance) []Claim {
 			d, paired := flatAAMargin(ins, a, other)
 			out = append(out, newClaim(base, fmt.Sprintf("check 11, %s: AA(FLAT) > AA(%s)", a, other), pv, ours, d, paired))
 			if other == "adv" {
-				w := d
-				w.Mean += 1
-				w.PerSeed = make([]float64, len(d.PerSeed))
-				for i, v := range d.PerSeed {
-					w.PerSeed[i] = v + 1
-				}
-				out = append(out, newClaim(base, fmt.Sprintf("check 11, %s: AA(FLAT) ≥ AA(adv) − 1", a), pv, ours, w, paired))
+				out = append(out, newClaim(base, fmt.Sprintf("check 11, %s: AA(FLAT) ≥ AA(adv) − 1", a), pv, ours, shifted(d, 1), paired))
 			}
 		}
 		for _, m := range ft.methods {
@@ -128,11 +123,22 @@ func (ft *flatRun) claims(insts []*flatInstance) []Claim {
 	}
 	if ins := have("flat/sa", "base/sa"); len(ins) > 0 {
 		var est, se []float64
+		var cf, cb []map[int]bool
 		for _, in := range ins {
 			f, b := in.values["flat/sa"], in.values["base/sa"]
 			n := int(in.values["flat/n/"+ft.attacks[0]])
 			est = append(est, f-b+2.5)
 			se = append(se, 100*math.Hypot(metrics.BinomialSE(f/100, n), metrics.BinomialSE(b/100, n)))
+			if in.correct["flat"] != nil && in.correct["base"] != nil {
+				cf, cb = append(cf, in.correct["flat"]), append(cb, in.correct["base"])
+			}
+		}
+		d, paired := metrics.FromSeeds(est, se), false
+		// Both rows classify the same examples: paired per example.
+		if len(cf) == len(ins) {
+			if p, ok := metrics.PairedSeeds(cf, cb); ok {
+				d, paired = shifted(scaled(p, 100), 2.5), true
+			}
 		}
 		pv := ""
 		f := flatPaper(flatPaperSA, saKey("flat"), ft.dataset, 1)
@@ -141,7 +147,7 @@ func (ft *flatRun) claims(insts []*flatInstance) []Claim {
 			pv = fmt.Sprintf("FLAT %.2f, base %.2f", f[0], b[0])
 		}
 		out = append(out, newClaim(base, "check 12: SA(FLAT) ≥ SA(base) − 2.5", pv,
-			sideText("FLAT", vals(ins, "flat/sa"), 1)+", "+sideText("base", vals(ins, "base/sa"), 1), metrics.FromSeeds(est, se), false))
+			sideText("FLAT", vals(ins, "flat/sa"), 1)+", "+sideText("base", vals(ins, "base/sa"), 1), d, paired))
 	}
 	return out
 }

@@ -61,7 +61,7 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		in := &flatInstance{seed: s, values: one.Values, kept: map[string]map[int]bool{}, rep: one, js: js}
+		in := &flatInstance{seed: s, values: one.Values, kept: map[string]map[int]bool{}, correct: map[string]map[int]bool{}, rep: one, js: js}
 		for _, r := range ft.tableRows() {
 			for _, a := range ft.attacks {
 				k, n, err := ft.keptCell(r, a)
@@ -70,6 +70,15 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 				}
 				if k != nil {
 					in.kept[r+"/"+a] = firstN(k, n)
+				}
+				if _, done := in.correct[r]; !done && k != nil {
+					// Every attack sees the same examples: the first file
+					// gives which ones the model classifies correctly.
+					c, err := correctByIndex(filepath.Join(ft.out, r, a+".csv"))
+					if err != nil {
+						return nil, err
+					}
+					in.correct[r] = firstN(c, n)
 				}
 			}
 		}
@@ -92,6 +101,21 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 		return rep, nil
 	}
 	return rep, ft.root.Publish(nil, rep.Markdown, js, false, false)
+}
+
+// correctByIndex reads an attack results file: for each example index,
+// whether the model classified it correctly before the attack (any result
+// but Skipped).
+func correctByIndex(path string) (map[int]bool, error) {
+	rs, _, err := attack.ReadCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]bool, len(rs))
+	for _, r := range rs {
+		out[r.Index] = r.Type != attack.Skipped
+	}
+	return out, nil
 }
 
 // firstN keeps the examples 0..n-1 of a results map (a file may hold more,
