@@ -11,6 +11,7 @@ import (
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/experiments"
 	"github.com/textarmor/textarmor/internal/synth"
+	"github.com/textarmor/textarmor/metrics"
 )
 
 // Reproduce a (tiny) FTML Table 1: a standard and an FTML row trained on
@@ -54,4 +55,22 @@ func ExampleRunFTMLTable() {
 	// | Defense | recipe | Clean | PWWS |
 	// clean
 	// pwws
+}
+
+// The reproduction report of one multi-seed table: a claim's margin over
+// three trained instances, with its verdict.
+func ExampleReproductionMarkdown() {
+	c := experiments.Claim{Paper: "FTML", Table: "Table 1, IMDB, cnn", Claim: "pwws: FTML ≥ sem", PaperValue: "FTML 81.1, sem 62.2",
+		Ours:       "FTML 70.0 ± 2.0 [68.0–72.0], sem 50.0 ± 3.0 [47.0–53.0]",
+		Difference: metrics.SeedEstimate{Mean: 20, SE: 4, PerSeed: []float64{17, 20, 23}, N: 100}, Paired: true, Verdict: "holds"}
+	md := experiments.ReproductionMarkdown([]*experiments.ReproTable{{Source: "ftml/cnn/table.json", Paper: "FTML", Table: c.Table,
+		Seeds: []int64{0, 1, 2}, Claims: []experiments.Claim{c}}}, "")
+	for _, line := range strings.Split(md, "\n") {
+		if strings.HasPrefix(line, "| FTML") || strings.HasPrefix(line, "| pwws") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// | FTML | Table 1, IMDB, cnn | 3 seeds | 1 | 1 | 0 | 0 |
+	// | pwws: FTML ≥ sem | FTML 81.1, sem 62.2 | FTML 70.0 ± 2.0 [68.0–72.0], sem 50.0 ± 3.0 [47.0–53.0] | +20.0 ± 4.0 (paired, 100 ex.); per seed +17.0 to +23.0 | **holds** | — |
 }

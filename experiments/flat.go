@@ -130,6 +130,11 @@ type FLATTable struct {
 	ByRound bool
 	// Out is the block's folder.
 	Out string
+	// Seeds are the trained instances of every row (nil: one, offset 0):
+	// instance k trains with seed 1 + k (initialisation, order, the
+	// rounds' attack samples) and is attacked on the same test examples.
+	// Instance 0 lives in Out, today's layout; instance k > 0 in Out/seed-k.
+	Seeds []int64
 	// Log receives progress messages (nil: discarded).
 	Log io.Writer
 }
@@ -142,7 +147,10 @@ func NewFLATTable() FLATTable {
 
 type flatRun struct {
 	FLATTable
-	t                  *Table
+	// root is the block's folder; t (and out, its path) the instance
+	// being trained or read, seed its offset.
+	root, t            *Table
+	seed               int64
 	out, arch, dataset string
 	trainAttack        string
 	attacks, methods   []string
@@ -174,6 +182,12 @@ func (c FLATTable) check() error {
 	if c.Out == "" {
 		return bad("--out is required")
 	}
+	if err := CheckSeeds(c.Seeds); err != nil {
+		return &pipeline.ConfigError{Err: err}
+	}
+	if len(c.Use) > 0 && len(SeedsOrZero(c.Seeds)) > 1 {
+		return bad("--use takes one model per row: it cannot give several seeds' instances")
+	}
 	for _, a := range c.Attacks {
 		if !attackOK(a) {
 			return bad("--attacks: %q: want textfooler or pwws", a)
@@ -201,14 +215,25 @@ func (c FLATTable) open() (*flatRun, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	ft := &flatRun{FLATTable: c, t: &Table{Dir: c.Out, Log: c.Log, Name: "flat-table"}, out: c.Out, arch: c.Arch,
+	root := &Table{Dir: c.Out, Log: c.Log, Name: "flat-table"}
+	ft := &flatRun{FLATTable: c, root: root, t: root, out: c.Out, arch: c.Arch,
 		dataset: c.Data.Preset, trainAttack: c.TrainAttack, attacks: c.Attacks, methods: c.Explain, byRound: c.ByRound,
 		trainArgs: strings.Fields(c.TuneNote)}
 	if len(ft.attacks) == 0 {
 		ft.attacks = []string{c.TrainAttack}
 	}
 	ft.n = FLATAttackN(ft.dataset, c.N)
+	ft.use(ft.seeds()[0])
 	return ft, nil
+}
+
+// seeds are the instances' offsets ({0} when none are given).
+func (ft *flatRun) seeds() []int64 { return SeedsOrZero(ft.Seeds) }
+
+// use makes the instance of the seed offset the current one.
+func (ft *flatRun) use(seed int64) {
+	ft.seed, ft.t = seed, ft.root.Instance(seed)
+	ft.out = ft.t.Dir
 }
 
 // RunFLATTable trains and attacks the block's rows, resuming what a
@@ -219,12 +244,15 @@ func RunFLATTable(ctx context.Context, c FLATTable) (*FLATReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range ft.Rows {
-		if err := ft.t.WithRow(r, func() error { return ft.runRow(ctx, r) }); err != nil {
-			return nil, fmt.Errorf("flat-table: %w", err)
-		}
-		if _, err := ft.report(true); err != nil {
-			return nil, err
+	for _, seed := range ft.seeds() {
+		ft.use(seed)
+		for _, r := range ft.Rows {
+			if err := ft.t.WithRow(r, func() error { return ft.runRow(ctx, r) }); err != nil {
+				return nil, fmt.Errorf("flat-table: %w", err)
+			}
+			if _, err := ft.report(true); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return ft.report(true)
@@ -329,6 +357,8 @@ func (ft *flatRun) rowConfig(row string) (pipeline.TrainConfig, error) {
 			return tc, err
 		}
 	}
+	// Another instance: another initialisation, order and rounds' samples.
+	tc.Options.Seed += ft.seed
 	return tc, nil
 }
 

@@ -39,14 +39,104 @@ func pairedAA(flat, other map[int]bool, nFLAT, nOther int) string {
 // spec's checks 11–13 on them.
 type FLATReport struct {
 	Markdown string
-	Values   map[string]float64
+	Values   map[string]float64 // the first instance's (one per seed: Seeds)
 	Checks   []string
+	// Claims are checks 11–13 with their verdicts over every instance;
+	// Seeds each instance's values, in --seeds order.
+	Claims []Claim
+	Seeds  []map[string]float64
 }
 
-// report builds the table from the summaries present, with the spec's
-// checks 11–13 where the cells for them are there, and writes table.md
-// and table.json when write is set.
+// report builds the block from the summaries present in every instance
+// and writes table.md and table.json into the block's folder when write
+// is set: one instance gives the single-seed table (reportOne), several
+// each cell's mean ± SD [min–max] and the claims' verdicts over them.
 func (ft *flatRun) report(write bool) (*FLATReport, error) {
+	prev := ft.seed
+	defer ft.use(prev)
+	var insts []*flatInstance
+	for _, s := range ft.seeds() {
+		ft.use(s)
+		one, js, err := ft.reportOne()
+		if err != nil {
+			return nil, err
+		}
+		in := &flatInstance{seed: s, values: one.Values, kept: map[string]map[int]bool{}, correct: map[string]map[int]bool{}, rep: one, js: js}
+		for _, r := range ft.tableRows() {
+			for _, a := range ft.attacks {
+				k, n, err := ft.keptCell(r, a)
+				if err != nil {
+					return nil, err
+				}
+				if k != nil {
+					in.kept[r+"/"+a] = firstN(k, n)
+				}
+				if _, done := in.correct[r]; !done && k != nil {
+					// Every attack sees the same examples: the first file
+					// gives which ones the model classifies correctly.
+					c, err := correctByIndex(filepath.Join(ft.out, r, a+".csv"))
+					if err != nil {
+						return nil, err
+					}
+					in.correct[r] = firstN(c, n)
+				}
+			}
+		}
+		insts = append(insts, in)
+	}
+	claims := ft.claims(insts)
+	var rep *FLATReport
+	var js map[string]any
+	if len(insts) == 1 {
+		rep, js = insts[0].rep, insts[0].js
+	} else {
+		rep, js = ft.seedsReport(insts, claims)
+	}
+	rep.Claims = claims
+	for _, in := range insts {
+		rep.Seeds = append(rep.Seeds, in.values)
+	}
+	js["seeds"], js["train_seeds"], js["claims"], js["deviations"] = ft.seeds(), trainSeedList(flatTrainSeed, ft.seeds()), claims, ft.deviations()
+	if !write {
+		return rep, nil
+	}
+	return rep, ft.root.Publish(nil, rep.Markdown, js, false, false)
+}
+
+// correctByIndex reads an attack results file: for each example index,
+// whether the model classified it correctly before the attack (any result
+// but Skipped).
+func correctByIndex(path string) (map[int]bool, error) {
+	rs, _, err := attack.ReadCSV(path)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[int]bool, len(rs))
+	for _, r := range rs {
+		out[r.Index] = r.Type != attack.Skipped
+	}
+	return out, nil
+}
+
+// firstN keeps the examples 0..n-1 of a results map (a file may hold more,
+// from a run with a larger --n); n = 0 keeps all.
+func firstN(kept map[int]bool, n int) map[int]bool {
+	if n == 0 {
+		return kept
+	}
+	out := make(map[int]bool, n)
+	for i, k := range kept {
+		if i >= 0 && i < n {
+			out[i] = k
+		}
+	}
+	return out
+}
+
+// reportOne builds the current instance's table from the summaries
+// present, with the spec's checks 11–13 where the cells for them are
+// there, and the table.json object it would write.
+func (ft *flatRun) reportOne() (*FLATReport, map[string]any, error) {
 	var b strings.Builder
 	ds := ft.dataset
 	if ds == "" {
@@ -88,7 +178,7 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 		sa := " — |"
 		for _, a := range ft.attacks {
 			if c, ok, err := ft.attackCell(r, a); err != nil {
-				return nil, err
+				return nil, nil, err
 			} else if ok {
 				vals[key{r, "sa"}] = 100 * c.OriginalAccuracy
 				sa = fmt.Sprintf(" %.1f%s |", 100*c.OriginalAccuracy, paperNote(flatPaper(flatPaperSA, saKey, ft.dataset, 1), 0, "%.2f"))
@@ -103,7 +193,7 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 			}
 			aa := " — |"
 			if c, ok, err := ft.attackCell(r, a); err != nil {
-				return nil, err
+				return nil, nil, err
 			} else if ok {
 				vals[key{r, "aa/" + a}] = 100 * c.AfterAttack
 				vals[key{r, "aa_se/" + a}] = 100 * metrics.BinomialSE(c.AfterAttack, c.N)
@@ -114,7 +204,7 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 			for _, m := range ft.methods {
 				c, ok, err := ft.readCell(r, a+"."+m)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if !ok {
 					b.WriteString(" — |")
@@ -146,7 +236,7 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 	if slices.Contains(rows, "flat") {
 		line, ps, err := flatMaskLine(filepath.Join(ft.out, "flat", "model"))
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if line != "" {
 			b.WriteString("\n" + line + "\n")
@@ -154,7 +244,7 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 		}
 	}
 	if sec, err := ft.roundsSection(); err != nil {
-		return nil, err
+		return nil, nil, err
 	} else if sec != "" {
 		b.WriteString("\n" + sec)
 	}
@@ -187,7 +277,7 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 		if okF {
 			var err error
 			if flatKept, err = attack.KeptByIndex(filepath.Join(ft.out, "flat", a+".csv")); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		for _, other := range []string{"base", "adv"} {
@@ -195,7 +285,7 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 				diff := noise("aa/"+a, other, 1)
 				otherKept, err := attack.KeptByIndex(filepath.Join(ft.out, other, a+".csv"))
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				nF, _ := has("flat", "n/"+a)
 				nO, _ := has(other, "n/"+a)
@@ -260,10 +350,7 @@ func (ft *flatRun) report(write bool) (*FLATReport, error) {
 	rep := &FLATReport{Markdown: b.String(), Values: flat, Checks: checks}
 	js := map[string]any{"dataset": ds, "arch": ft.arch, "train_attack": ft.trainAttack,
 		"attacks": ft.attacks, "explain": ft.methods, "n": ft.n, "values": flat, "checks": checks}
-	if !write {
-		return rep, nil
-	}
-	return rep, ft.t.Publish(nil, rep.Markdown, js, false, false)
+	return rep, js, nil
 }
 
 // keptCell reads which test examples a row's attack cell kept their label,

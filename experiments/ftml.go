@@ -177,7 +177,12 @@ type FTMLTable struct {
 	// accuracy on the first CleanN of the test permutation (0: all).
 	TrainN, CleanN int
 	// Seed seeds the attack sample and the attacks (spec: 0).
-	Seed    int64
+	Seed int64
+	// Seeds are the trained instances of every row (nil: one, offset 0):
+	// instance k trains with seed 42 + k on the same training subset and
+	// is attacked on the same examples. Instance 0 lives in the table's
+	// folder, today's layout; instance k > 0 in its sub-folder seed-k.
+	Seeds   []int64
 	Workers int
 	// Synonyms is the counter-fitted neighbour table (default: under
 	// DataDir); Vectors the word vectors of HLA's USE stand-in (default:
@@ -310,6 +315,9 @@ func (c *FTMLTable) check() error {
 	case c.Arch != "transformer" && (c.Init != "" || c.MaxLen != 0):
 		return bad("--init and --max-len belong to --model transformer")
 	}
+	if err := CheckSeeds(c.Seeds); err != nil {
+		return &pipeline.ConfigError{Err: err}
+	}
 	if _, err := ftmlArch(c.Arch); err != nil {
 		return &pipeline.ConfigError{Err: err}
 	}
@@ -394,7 +402,10 @@ func (c *FTMLTable) trainConfig(r FTMLRecipe, ds *dataset.Dataset, preset *datas
 // ftmlRun is one run of the table.
 type ftmlRun struct {
 	*FTMLTable
-	t        *Table
+	// root is the table's folder; t the instance being trained or read
+	// (root for seed 0), seed its offset.
+	root, t  *Table
+	seed     int64
 	recipes  map[string]FTMLRecipe
 	ds       *dataset.Dataset
 	preset   dataset.Preset
@@ -421,9 +432,12 @@ func RunFTMLTable(ctx context.Context, c FTMLTable) (*FTMLReport, error) {
 		passes = []int{c.First, c.N}
 	}
 	for _, r.passN = range passes {
-		for _, d := range r.Defenses {
-			if err := r.t.WithRow(d, func() error { return r.row(ctx, d) }); err != nil {
-				return nil, err
+		for _, seed := range r.seeds() {
+			r.use(seed)
+			for _, d := range r.Defenses {
+				if err := r.t.WithRow(d, func() error { return r.row(ctx, d) }); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -447,7 +461,9 @@ func (c FTMLTable) open() (*ftmlRun, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	r := &ftmlRun{FTMLTable: &c, t: &Table{Dir: joinPath(c.Out, c.Arch), Log: c.Log, Name: "ftml-table"}, recipes: c.recipes()}
+	root := &Table{Dir: joinPath(c.Out, c.Arch), Log: c.Log, Name: "ftml-table"}
+	r := &ftmlRun{FTMLTable: &c, root: root, t: root, recipes: c.recipes()}
+	r.use(r.seeds()[0])
 	if c.Dataset != nil {
 		r.ds, r.preset = c.Dataset, c.Preset
 		return r, nil
@@ -455,6 +471,14 @@ func (c FTMLTable) open() (*ftmlRun, error) {
 	var err error
 	r.ds, r.preset, err = pipeline.Data{Preset: "imdb", Dir: c.DataDir, Tokenizer: "ftml", MaxLen: 512, MinCount: 1, MaxVocab: 50000}.Load()
 	return r, err
+}
+
+// seeds are the instances' offsets ({0} when none are given).
+func (r *ftmlRun) seeds() []int64 { return SeedsOrZero(r.Seeds) }
+
+// use makes the instance of the seed offset the current one.
+func (r *ftmlRun) use(seed int64) {
+	r.seed, r.t = seed, r.root.Instance(seed)
 }
 
 // row trains (or loads) one row's model and fills its cells; table.md
@@ -497,6 +521,16 @@ type FTMLCell struct {
 	Summary  any      `json:"summary,omitempty"`
 	Notes    []string `json:"notes,omitempty"`
 	Seconds  float64  `json:"seconds"`
+	// Seed is the trained instance's offset (--seeds), absent for 0.
+	Seed int64 `json:"seed,omitempty"`
+}
+
+// seedNote names the current instance in messages ("" for seed 0).
+func (r *ftmlRun) seedNote() string {
+	if r.seed == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (seed %d)", r.seed)
 }
 
 // cell computes one cell unless its file holds it for want examples. A
@@ -525,8 +559,8 @@ func (r *ftmlRun) cell(def, col string, want int, f func() (FTMLCell, error)) er
 	if err != nil {
 		return fmt.Errorf("%s/%s: %w", def, col, err)
 	}
-	c.Defense, c.Column, c.Seconds = def, col, earlier+time.Since(start).Seconds()
-	r.t.logf("%s %s: %.1f%% (%d examples, %.0fs)", def, col, c.Accuracy, c.N, c.Seconds)
+	c.Defense, c.Column, c.Seconds, c.Seed = def, col, earlier+time.Since(start).Seconds(), r.seed
+	r.t.logf("%s%s %s: %.1f%% (%d examples, %.0fs)", def, r.seedNote(), col, c.Accuracy, c.N, c.Seconds)
 	return r.t.WriteJSON(def, col+".json", c)
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"maps"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -22,7 +23,8 @@ import (
 func testRun(dir string, n int, seed int64, defenses, attacks []string) *ftmlRun {
 	c := NewFTMLTable()
 	c.N, c.Seed, c.Defenses, c.Attacks = n, seed, defenses, attacks
-	return &ftmlRun{FTMLTable: &c, t: &Table{Dir: dir, Name: "ftml-table"}, recipes: c.recipes(), passN: n,
+	tb := &Table{Dir: dir, Name: "ftml-table"}
+	return &ftmlRun{FTMLTable: &c, root: tb, t: tb, recipes: c.recipes(), passN: n,
 		ds: &dataset.Dataset{Name: "imdb", Test: make([]dataset.Example, 25000)}}
 }
 
@@ -132,7 +134,8 @@ func TestFTMLTablePairsOwnExamples(t *testing.T) {
 	dir := t.TempDir()
 	tb := testRun(dir, 1000, 3, []string{"ftml", "sem"}, []string{"pwws"})
 	writePairedCells(t, dir, tb.Seed)
-	if _, err := tb.report(true); err != nil {
+	rep, err := tb.report(true)
+	if err != nil {
 		t.Fatal(err)
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "table.md"))
@@ -141,6 +144,67 @@ func TestFTMLTablePairsOwnExamples(t *testing.T) {
 	}
 	if !strings.Contains(string(md), pairedCheckLine) {
 		t.Errorf("table.md:\n%s\nlacks %q", md, pairedCheckLine)
+	}
+	// With one instance the claim's SE is the check's paired SE.
+	var found bool
+	for _, c := range rep.Claims {
+		if c.Claim == "pwws: FTML ≥ sem" {
+			found = true
+			d := c.Difference
+			if !c.Paired || d.N != 200 || math.Abs(d.Mean-25) > 1e-9 || math.Abs(d.SE-100*math.Sqrt(0.1875/199)) > 0.05 || c.Verdict != "holds" {
+				t.Errorf("claim %+v", c)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("no pwws: FTML ≥ sem claim in %+v", rep.Claims)
+	}
+}
+
+// --seeds: instance 0 in the table's folder, instance 1 in seed-1, both
+// attacked on the same examples; cells over both, claims paired per
+// example with both instances.
+func TestFTMLTableSeeds(t *testing.T) {
+	dir := t.TempDir()
+	tb := testRun(dir, 200, 3, []string{"ftml", "sem"}, []string{"pwws"})
+	tb.Seeds = []int64{0, 1}
+	order := rand.New(rand.NewSource(tb.Seed)).Perm(25000)
+	// Instance 0: FTML 50 %, SEM 25 %; instance 1: FTML 75 %, SEM 25 %.
+	writePWWSCell(t, dir, "ftml", order, 200, func(k int) bool { return k%2 == 0 }, 200, 50)
+	writePWWSCell(t, dir, "sem", order, 200, func(k int) bool { return k%4 == 0 }, 200, 25)
+	seed1 := filepath.Join(dir, "seed-1")
+	writePWWSCell(t, seed1, "ftml", order, 200, func(k int) bool { return k%4 != 3 }, 200, 75)
+	writePWWSCell(t, seed1, "sem", order, 200, func(k int) bool { return k%4 == 0 }, 200, 25)
+	rep, err := tb.report(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rep.Markdown, "| 62.5 ± 17.7 [50.0–75.0] (81.1) |") || !strings.Contains(rep.Markdown, "Every row trained 2 times (training seeds 42, 43") {
+		t.Errorf("table:\n%s", rep.Markdown)
+	}
+	var c *Claim
+	for i := range rep.Claims {
+		if rep.Claims[i].Claim == "pwws: FTML ≥ sem" {
+			c = &rep.Claims[i]
+		}
+	}
+	if c == nil {
+		t.Fatalf("no FTML ≥ sem claim: %+v", rep.Claims)
+	}
+	d := c.Difference
+	if !c.Paired || d.Seeds() != 2 || d.N != 200 || math.Abs(d.Mean-37.5) > 1e-9 || d.SeedSE < 12.4 || d.SE < d.SeedSE || c.Verdict != "holds" {
+		t.Errorf("claim %+v: want paired, 2 seeds × 200, margin 37.5 with the seeds' SE 12.5 in it (holds: beyond 2 SE)", c)
+	}
+	var js struct {
+		Seeds  []int64 `json:"seeds"`
+		Claims []Claim `json:"claims"`
+	}
+	raw, err := os.ReadFile(filepath.Join(dir, "table.json"))
+	if err == nil {
+		err = json.Unmarshal(raw, &js)
+	}
+	if err != nil || len(js.Seeds) != 2 || len(js.Claims) != len(rep.Claims) {
+		t.Errorf("table.json: %v, %+v", err, js)
 	}
 }
 

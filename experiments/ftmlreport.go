@@ -26,15 +26,74 @@ var FTMLPaperIMDB = map[string]map[string][5]float64{
 // the spec's checks on them.
 type FTMLReport struct {
 	Markdown  string
-	Cells     []FTMLCell
+	Cells     []FTMLCell // every instance's (FTMLCell.Seed tells them apart)
 	Certified *FTMLCell
 	Checks    []string
+	// Claims are the checks with their verdicts over every instance.
+	Claims []Claim
 }
 
-// report builds the table from the cell files present and, unless
-// readOnly, writes table.md and table.json.
+// ftmlInstance is what one trained instance (seed) of the table holds.
+type ftmlInstance struct {
+	seed  int64
+	rows  []string
+	shown map[string]shownRecipe
+	cells []FTMLCell
+	cell  map[[2]string]FTMLCell
+	kept  map[[2]string]map[int]bool
+	cert  *FTMLCell
+}
+
+// collect reads an instance's rows, cells and per-example results.
+func (r *ftmlRun) collect(seed int64) (*ftmlInstance, error) {
+	prev := r.seed
+	defer r.use(prev)
+	r.use(seed)
+	in := &ftmlInstance{seed: seed, cell: map[[2]string]FTMLCell{}}
+	var err error
+	if in.rows, in.shown, err = r.shownRows(); err != nil {
+		return nil, err
+	}
+	for _, d := range in.rows {
+		for _, c := range append([]string{"clean"}, r.Attacks...) {
+			var cell FTMLCell
+			if ok, err := r.t.ReadJSON(d, c+".json", &cell); err != nil {
+				return nil, err
+			} else if ok {
+				cell.Seed = seed
+				in.cells = append(in.cells, cell)
+				in.cell[[2]string{d, c}] = cell
+			}
+		}
+	}
+	if contains(in.rows, "ibp") {
+		var cert FTMLCell
+		if ok, err := r.t.ReadJSON("ibp", "certified.json", &cert); err != nil {
+			return nil, err
+		} else if ok {
+			in.cert = &cert
+		}
+	}
+	if in.kept, err = r.keptByCell(in.cells); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// report builds the table from the cell files present in every instance
+// and, when write is set, writes table.md and table.json into the table's
+// folder. One instance gives the single-seed table; several give each
+// cell's mean ± SD [min–max] over them and the claims' verdicts with the
+// seed-to-seed variance in their SE.
 func (r *ftmlRun) report(write bool) (*FTMLReport, error) {
-	paperCol := map[string]int{"clean": 0, "pwws": 1, "ga": 2, "pso": 3, "hla": 4}
+	var insts []*ftmlInstance
+	for _, s := range r.seeds() {
+		in, err := r.collect(s)
+		if err != nil {
+			return nil, err
+		}
+		insts = append(insts, in)
+	}
 	paperArch := map[string]string{"cnn": "cnn", "bilstm": "lstm", "transformer": "bert"}[r.Arch]
 	cols := append([]string{"clean"}, r.Attacks...)
 	var b strings.Builder
@@ -43,6 +102,11 @@ func (r *ftmlRun) report(write bool) (*FTMLReport, error) {
 		"In brackets: the paper's value (spec §11). HLA† uses a %s stand-in for USE (deviation).\n\n",
 		map[bool]string{true: fmt.Sprintf("%d seeded test examples", r.CleanN), false: "the entire test set"}[r.CleanN > 0], r.N, r.Seed,
 		map[bool]string{true: "MiniLM sentence-embedding", false: "word-vector"}[r.Arch == "transformer"])
+	multi := len(insts) > 1
+	if multi {
+		fmt.Fprintf(&b, "Every row trained %d times (training seeds %s; each instance attacked on the same examples): mean ± SD across the instances [min–max]; a cell some instances lack yet says how many it covers.\n\n",
+			len(insts), trainSeeds(ftmlTrainSeed, r.seeds()))
+	}
 	b.WriteString("| Defense | recipe |")
 	for _, c := range cols {
 		name := strings.ToUpper(c)
@@ -54,12 +118,13 @@ func (r *ftmlRun) report(write bool) (*FTMLReport, error) {
 		b.WriteString(" " + name + " |")
 	}
 	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(cols)) + "\n")
-	rows, shown, err := r.shownRows()
-	if err != nil {
-		return nil, err
-	}
+	rows, shown := unionRows(r.archRecipes(), insts)
 	rep := &FTMLReport{}
+	for _, in := range insts {
+		rep.Cells = append(rep.Cells, in.cells...)
+	}
 	partial := false
+	var seedCells []FTMLSeedCell
 	for _, d := range rows {
 		s := shown[d]
 		shortened := ""
@@ -68,46 +133,64 @@ func (r *ftmlRun) report(write bool) (*FTMLReport, error) {
 		}
 		fmt.Fprintf(&b, "| %s | %d ep%s %s |", d, s.Epochs, shortened, s.Describe)
 		for _, c := range cols {
-			var cell FTMLCell
-			if ok, err := r.t.ReadJSON(d, c+".json", &cell); err != nil {
-				return nil, err
-			} else if !ok {
+			var got []FTMLCell
+			for _, in := range insts {
+				if cell, ok := in.cell[[2]string{d, c}]; ok {
+					got = append(got, cell)
+				}
+			}
+			if len(got) == 0 {
 				b.WriteString(" — |")
 				continue
 			}
-			rep.Cells = append(rep.Cells, cell)
 			paper := ""
-			if p, ok := FTMLPaperIMDB[paperArch][d]; ok {
-				if i, ok := paperCol[c]; ok {
-					paper = fmt.Sprintf(" (%.1f)", p[i])
-				}
+			if p, ok := ftmlPaperCell(paperArch, d, c); ok {
+				paper = fmt.Sprintf(" (%.1f)", p)
 			}
 			short := ""
-			if c != "clean" && cell.N < min(r.N, len(r.ds.Test)) {
-				short, partial = fmt.Sprintf(" n=%d", cell.N), true
+			for _, cell := range got {
+				if c != "clean" && cell.N < min(r.N, len(r.ds.Test)) {
+					short, partial = fmt.Sprintf(" n=%d", cell.N), true
+				}
 			}
-			fmt.Fprintf(&b, " %.1f%s%s |", cell.Accuracy, paper, short)
+			if !multi {
+				fmt.Fprintf(&b, " %.1f%s%s |", got[0].Accuracy, paper, short)
+				continue
+			}
+			sc := FTMLSeedCell{Defense: d, Column: c}
+			for _, cell := range got {
+				sc.PerSeed = append(sc.PerSeed, cell.Accuracy)
+				sc.Seeds = append(sc.Seeds, cell.Seed)
+				sc.N = append(sc.N, cell.N)
+			}
+			sc.Across = metrics.AcrossSeeds(sc.PerSeed)
+			seedCells = append(seedCells, sc)
+			cover := ""
+			if len(got) < len(insts) {
+				cover = fmt.Sprintf(" (%d of %d seeds)", len(got), len(insts))
+			}
+			fmt.Fprintf(&b, " %s%s%s%s |", FormatAcross(sc.Across, 1), paper, short, cover)
 		}
 		b.WriteString("\n")
 	}
-	if contains(rows, "ibp") {
-		var cert FTMLCell
-		if ok, err := r.t.ReadJSON("ibp", "certified.json", &cert); err != nil {
-			return nil, err
-		} else if ok {
-			rep.Certified = &cert
-			fmt.Fprintf(&b, "\nIBP certified accuracy: %.1f %% on the clean column's %d examples (no combination of substitutions from the first 8 synonyms per word can change the prediction; boxes at ε = 1).\n",
-				cert.Accuracy, cert.N)
+	for _, in := range insts {
+		if in.cert != nil {
+			rep.Certified = in.cert
+			fmt.Fprintf(&b, "\nIBP certified accuracy%s: %.1f %% on the clean column's %d examples (no combination of substitutions from the first 8 synonyms per word can change the prediction; boxes at ε = 1).\n",
+				map[bool]string{true: fmt.Sprintf(" (seed %d)", in.seed)}[multi], in.cert.Accuracy, in.cert.N)
 		}
 	}
 	if partial {
 		fmt.Fprintf(&b, "\nn=k: the cell covers the first k of the %d examples so far (--first); a later pass extends it.\n", r.N)
 	}
-	kept, err := r.keptByCell(rep.Cells)
-	if err != nil {
-		return nil, err
+	rep.Claims = r.claims(insts)
+	if multi {
+		for _, c := range rep.Claims {
+			rep.Checks = append(rep.Checks, c.Line())
+		}
+	} else {
+		rep.Checks = FTMLChecks(insts[0].cells, r.Attacks, insts[0].kept)
 	}
-	rep.Checks = FTMLChecks(rep.Cells, r.Attacks, kept)
 	if len(rep.Checks) > 0 {
 		b.WriteString("\n")
 		for _, c := range rep.Checks {
@@ -120,8 +203,48 @@ func (r *ftmlRun) report(write bool) (*FTMLReport, error) {
 	}
 	js := map[string]any{"dataset": r.ds.Name, "arch": r.Arch, "quick": r.Quick,
 		"n": r.N, "clean_n": r.CleanN, "train_n": r.TrainN, "seed": r.Seed, "blas": tensor.BackendDetail(), "cells": rep.Cells,
-		"paper": FTMLPaperIMDB[paperArch], "checks": rep.Checks, "certified": rep.Certified}
-	return rep, r.t.Publish(nil, rep.Markdown, js, false, false)
+		"paper": FTMLPaperIMDB[paperArch], "checks": rep.Checks, "certified": rep.Certified,
+		"seeds": r.seeds(), "train_seeds": trainSeedList(ftmlTrainSeed, r.seeds()), "claims": rep.Claims, "deviations": r.deviations()}
+	if multi {
+		js["seed_cells"] = seedCells
+	}
+	return rep, r.root.Publish(nil, rep.Markdown, js, false, false)
+}
+
+// FTMLSeedCell is a cell over the trained instances.
+type FTMLSeedCell struct {
+	Defense string `json:"defense"`
+	Column  string `json:"column"`
+	metrics.Across
+	PerSeed []float64 `json:"per_seed"`
+	Seeds   []int64   `json:"seed_offsets"`
+	N       []int     `json:"n"`
+}
+
+// unionRows are the rows any instance shows, in the recipes' order, each
+// with the recipe of the first instance that has it.
+func unionRows(order []FTMLRecipe, insts []*ftmlInstance) ([]string, map[string]shownRecipe) {
+	var rows []string
+	shown := map[string]shownRecipe{}
+	for _, rc := range order {
+		for _, in := range insts {
+			if s, ok := in.shown[rc.Defense]; ok {
+				rows, shown[rc.Defense] = append(rows, rc.Defense), s
+				break
+			}
+		}
+	}
+	return rows, shown
+}
+
+// ftmlPaperCell is the paper's value of a cell, if it has one.
+func ftmlPaperCell(arch, def, col string) (float64, bool) {
+	i, ok := map[string]int{"clean": 0, "pwws": 1, "ga": 2, "pso": 3, "hla": 4}[col]
+	p, ok2 := FTMLPaperIMDB[arch][def]
+	if !ok || !ok2 {
+		return 0, false
+	}
+	return p[i], true
 }
 
 // keptByCell gives, for each attack cell whose results file exists, which

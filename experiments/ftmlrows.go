@@ -58,6 +58,9 @@ func identity(tc pipeline.TrainConfig) (map[string]any, error) {
 	if tc.EmbedLRScale > 0 && tc.EmbedLRScale != 1 { // only when set: older records stay comparable
 		v["embed_lr_scale"] = tc.EmbedLRScale
 	}
+	if tc.SubsetSeed != nil { // instances of other seeds keep the first one's training subset
+		v["subset_seed"] = *tc.SubsetSeed
+	}
 	raw, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
@@ -224,6 +227,13 @@ func (r *ftmlRun) trainRow(ctx context.Context, rc FTMLRecipe) (*model.Model, er
 	// No dev set: the last epoch is kept (spec §14 A13); a finished model
 	// without its trained.json (a run killed in between) is retrained.
 	tc.TrainSubset, tc.TrainN, tc.NoDev, tc.NoTest, tc.Retrain, tc.Log = true, r.TrainN, true, true, true, r.Log
+	if r.seed != 0 {
+		// Another instance: another initialisation and order, the same
+		// training subset.
+		subset := tc.Options.Seed
+		tc.Options.Seed += r.seed
+		tc.SubsetSeed = &subset
+	}
 	want, err := identity(tc)
 	if err != nil {
 		return nil, err

@@ -173,3 +173,36 @@ func Verdict(ok bool) string {
 	}
 	return "fails"
 }
+
+// Instance is the table of a trained instance (--seeds): the table itself
+// for offset 0, so that a single-seed folder is instance 0 of a
+// multi-seed one, and its sub-folder seed-K for offset K.
+func (t *Table) Instance(seed int64) *Table {
+	if seed == 0 {
+		return t
+	}
+	return &Table{Dir: filepath.Join(t.Dir, fmt.Sprintf("seed-%d", seed)), Log: t.Log, Name: fmt.Sprintf("%s seed %d", t.Name, seed)}
+}
+
+// CheckSeeds validates instance offsets: non-negative and distinct.
+func CheckSeeds(seeds []int64) error {
+	seen := map[int64]bool{}
+	for _, s := range seeds {
+		switch {
+		case s < 0:
+			return fmt.Errorf("--seeds: %d is negative (offsets from the recipe's training seed, 0 = the single-seed table's)", s)
+		case seen[s]:
+			return fmt.Errorf("--seeds: %d is given twice", s)
+		}
+		seen[s] = true
+	}
+	return nil
+}
+
+// SeedsOrZero is seeds, or the single instance {0} when there are none.
+func SeedsOrZero(seeds []int64) []int64 {
+	if len(seeds) == 0 {
+		return []int64{0}
+	}
+	return seeds
+}

@@ -6,7 +6,9 @@ import "math"
 // n examples has SE √(p(1−p)/n). A mean of n values has SE s/√n with s the
 // sample standard deviation (denominator n − 1); a paired difference is
 // the mean of per-example differences, so its SE is that of a mean. A
-// claimed ordering holds only when it is beyond two such SEs.
+// claimed ordering holds only when it is beyond two such SEs. Over several
+// trained instances (seeds) the SE also holds the seed-to-seed variance:
+// seeds.go.
 
 // BinomialSE is the standard error √(p(1−p)/n) of a proportion p over n
 // examples (0 for n = 0).

@@ -75,6 +75,10 @@ type TrainConfig struct {
 	// permutation. The vocabulary is still built from the whole split.
 	TrainSubset bool
 	TrainN      int
+	// SubsetSeed, when set, seeds TrainSubset's permutation instead of
+	// Options.Seed: several instances trained with different seeds then
+	// train on the same examples (bench ftml-table --seeds).
+	SubsetSeed *int64
 	// NoDev trains without a dev set even when the data has one: the last
 	// epoch's model is kept. NoTest skips the test evaluation.
 	NoDev, NoTest bool
@@ -192,6 +196,9 @@ func (c *TrainConfig) load() (*dataset.Dataset, dataset.Preset, error) {
 func (c *TrainConfig) splits(ds *dataset.Dataset, seed int64) (trainSet, dev []dataset.Example) {
 	trainSet, dev = ds.Train, ds.Dev
 	if c.TrainSubset {
+		if c.SubsetSeed != nil {
+			seed = *c.SubsetSeed
+		}
 		trainSet = dataset.SeededSubset(ds.Train, c.TrainN, seed)
 	}
 	if c.NoDev {

@@ -24,6 +24,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return runBenchFLATTable(args[1:], stdout, stderr)
 		case "paired":
 			return runBenchPaired(args[1:], stdout, stderr)
+		case "reproduction":
+			return runBenchReproduction(args[1:], stdout, stderr)
 		case "transformer":
 			return runBenchTransformer(args[1:], stdout, stderr)
 		case "gemm":
@@ -36,10 +38,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			return runBenchRobustEmbedTable(args[1:], stdout, stderr)
 		}
 		if !strings.HasPrefix(args[0], "-") {
-			return usageError{fmt.Errorf("bench %q: valid are defenses, ftml-table, flat-table, spgd-table, carl-table, robustembed-table, paired, transformer, gemm, or flags for the GEMM and model speed table", args[0])}
+			return usageError{fmt.Errorf("bench %q: valid are defenses, ftml-table, flat-table, spgd-table, carl-table, robustembed-table, paired, reproduction, transformer, gemm, or flags for the GEMM and model speed table", args[0])}
 		}
 	}
-	fs := newFlags("bench", "bench [defenses|ftml-table|flat-table|spgd-table|carl-table|robustembed-table|paired|transformer|gemm] [flags]", stderr)
+	fs := newFlags("bench", "bench [defenses|ftml-table|flat-table|spgd-table|carl-table|robustembed-table|paired|reproduction|transformer|gemm] [flags]", stderr)
 	c := experiments.NewSpeedConfig()
 	var asJSON bool
 	speedFlags(fs, &c, &asJSON)

@@ -23,6 +23,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	var rows, attacks, methods, trainArgs string
 	var use cli.List
 	var report bool
+	var seeds seedsFlag
 	fs.StringVar(&c.Out, "out", "", "output folder: one folder per row (model, training log, attack CSVs and JSON summaries), table.md, table.json; rerun to resume (required)")
 	fs.StringVar(&c.Arch, "model", c.Arch, "architecture: cnn or lstm, FLAT's (spec §5)")
 	fs.StringVar(&c.TrainAttack, "attack", c.TrainAttack, "attack the adv and FLAT rows train against: textfooler or pwws")
@@ -38,10 +39,11 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	fs.Var(&use, "use", "ROW=DIR: take a row's model from DIR (trained elsewhere, e.g. with textarmor train) instead of training it; repeatable")
 	fs.BoolVar(&c.ByRound, "by-round", false, "also attack each round's best-dev model of the adv and FLAT rows (ROW/model.roundR, kept by --train-args --round-keep) with every --attacks on the same examples, and print their AA by round (no interpretations)")
 	fs.BoolVar(&report, "report", false, "print the table and its checks from the cells already there, training, attacking and writing nothing (safe beside a running block)")
+	fs.Var(&seeds, "seeds", "train every row several times: a count N (instances 0..N-1) or offsets 0,1,2; instance k trains with seed 1+k and is attacked on the same examples, in DIR/seed-k (instance 0: DIR itself, the single-seed layout); cells show mean ± SD [min–max], claims a SE with the seed-to-seed variance")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	c.Data, c.Log = df.Data, stderr
+	c.Data, c.Log, c.Seeds = df.Data, stderr, seeds.seeds
 	c.Attacks, c.Rows = cli.SplitList(attacks), cli.SplitList(rows)
 	c.Explain = nil
 	for _, m := range cli.SplitList(methods) {

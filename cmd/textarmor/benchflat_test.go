@@ -434,3 +434,105 @@ func readFlatCell(out, row, name string) (flatCell, bool, error) {
 	}
 	return c, err == nil, err
 }
+
+// --seeds 2 trains every row twice: instance 0 in the block's folder (the
+// single-seed layout), instance 1 in seed-1 with another training seed,
+// both attacked on the same examples; the table shows each cell over both
+// and table.json holds the claims over both.
+func TestBenchFLATTableSeeds(t *testing.T) {
+	dir, tr, dv, te, syn := flatTableFixture(t)
+	out := filepath.Join(dir, "table")
+	small := "--embed-dim 16 --filters 8 --epochs 2 --rounds 1 --round-epochs 1 --round-examples 40 --batch 32"
+	args := []string{"bench", "flat-table", "--train", tr, "--dev", dv, "--test", te, "--synonyms", syn,
+		"--wordnet", filepath.Join(dir, "no-wordnet"), "--model", "cnn", "--attack", "textfooler", "--max-len", "30",
+		"--explain", "ig", "--workers", "2", "--flat-lr", "0.01", "--out", out, "--train-args", small, "--seeds", "2"}
+	code, stdout, stderr := runCmd(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	t.Logf("table:\n%s", stdout)
+	for _, want := range []string{"Every row trained 2 times (training seeds 1, 2)", "| CNN-FLAT (textfooler) |", "check 11, textfooler: AA(FLAT) > AA(base)",
+		"check 12: SA(FLAT) ≥ SA(base) − 2.5", "over 2 seeds", "per seed"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+	for _, row := range []string{"base", "adv", "flat"} {
+		for _, inst := range []string{out, filepath.Join(out, "seed-1")} {
+			if _, err := os.Stat(filepath.Join(inst, row, "textfooler.csv")); err != nil {
+				t.Errorf("instance %s row %s: %v", inst, row, err)
+			}
+		}
+	}
+	// The instances differ: another training seed, recorded.
+	var r0, r1 struct {
+		Identity map[string]any `json:"identity"`
+	}
+	for p, v := range map[string]any{filepath.Join(out, "base", "trained.json"): &r0, filepath.Join(out, "seed-1", "base", "trained.json"): &r1} {
+		raw, err := os.ReadFile(p)
+		if err != nil || json.Unmarshal(raw, v) != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+	}
+	if r0.Identity["seed"] != 1.0 || r1.Identity["seed"] != 2.0 {
+		t.Errorf("training seeds %v and %v, want 1 and 2", r0.Identity["seed"], r1.Identity["seed"])
+	}
+	var tab struct {
+		Claims []struct {
+			Claim      string               `json:"claim"`
+			Verdict    string               `json:"verdict"`
+			Paired     bool                 `json:"paired"`
+			Difference metrics.SeedEstimate `json:"difference"`
+		} `json:"claims"`
+		Seeds []int64 `json:"seeds"`
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, "table.json"))
+	if err := json.Unmarshal(raw, &tab); err != nil {
+		t.Fatal(err)
+	}
+	if len(tab.Seeds) != 2 || len(tab.Claims) == 0 {
+		t.Fatalf("table.json: seeds %v, %d claims", tab.Seeds, len(tab.Claims))
+	}
+	for _, c := range tab.Claims {
+		if len(c.Difference.PerSeed) != 2 || (c.Verdict != "holds" && c.Verdict != "fails" && c.Verdict != "tie") {
+			t.Errorf("claim %q: %d seeds, verdict %q", c.Claim, len(c.Difference.PerSeed), c.Verdict)
+		}
+		if (strings.HasPrefix(c.Claim, "check 11") || strings.HasPrefix(c.Claim, "check 12")) && !c.Paired {
+			t.Errorf("claim %q is not paired", c.Claim)
+		}
+	}
+	// A rerun resumes every instance: nothing is trained again.
+	code, _, stderr = runCmd(t, args...)
+	if code != 0 || strings.Count(stderr, "model exists, skipping training") != 6 {
+		t.Errorf("rerun: exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// bench reproduction writes the report of a table folder atomically and
+// names a path it cannot read.
+func TestBenchReproduction(t *testing.T) {
+	dir := t.TempDir()
+	table := filepath.Join(dir, "t")
+	if err := os.MkdirAll(table, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	js := `{"arch": "cnn", "dataset": "imdb", "n": 1000, "cells": [], "paper": {}, "checks": ["pwws: FTML 80.0 ≥ 70: holds"]}`
+	if err := os.WriteFile(filepath.Join(table, "table.json"), []byte(js), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "reproduction.md")
+	code, _, stderr := runCmd(t, "bench", "reproduction", "--out", out, table)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	md, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(md), "| pwws: FTML 80.0 ≥ 70 | FTML 81.1 | holds |") {
+		t.Errorf("report (%v):\n%s", err, md)
+	}
+	if code, _, stderr := runCmd(t, "bench", "reproduction", filepath.Join(dir, "missing")); code == 0 || !strings.Contains(stderr, "missing") {
+		t.Errorf("missing table: exit %d, %s", code, stderr)
+	}
+	if code, _, _ := runCmd(t, "bench", "reproduction"); code == 0 {
+		t.Error("no tables: want a usage error")
+	}
+}

@@ -25,6 +25,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	var n, trainN, cleanN int
 	var recipeFlags cli.List
 	var report bool
+	var seeds seedsFlag
 	fs.StringVar(&c.DataDir, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
 	fs.StringVar(&c.Arch, "model", c.Arch, "architecture: cnn or bilstm (Table 1; bilstm for the LSTM columns), transformer (Table 2, fine-tuning --init)")
 	fs.StringVar(&c.Init, "init", "", "transformer: the Hugging Face checkpoint (default DATA/models/all-MiniLM-L6-v2); --max-len N counts its word pieces (default 256)")
@@ -38,6 +39,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&trainN, "train-n", -1, "train on a seeded subset of this many examples (0 = all; default all, quick 2000)")
 	fs.IntVar(&cleanN, "clean-n", -1, "clean accuracy on the first n of the test permutation (0 = the whole test set; default all, quick 1000)")
 	fs.Int64Var(&c.Seed, "seed", 0, "seed of the attack sample (spec: 0) and of the attacks")
+	fs.Var(&seeds, "seeds", "train every row several times: a count N (instances 0..N-1) or offsets 0,1,2; instance k trains with seed 42+k on the same subset and is attacked on the same examples, in DIR/seed-k (instance 0: DIR itself, the single-seed layout); cells show mean ± SD [min–max], claims a SE with the seed-to-seed variance")
 	fs.IntVar(&c.Workers, "workers", c.Workers, "examples attacked in parallel")
 	fs.StringVar(&c.Synonyms, "synonyms", "", "counter-fitted neighbour JSON (default DATA/counterfitted-neighbors-jia2019/counterfitted_neighbors.json)")
 	fs.StringVar(&c.Vectors, "vectors", "", "word vectors for HLA's USE stand-in (default: the attacked model's embedding table)")
@@ -63,6 +65,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		c.CleanN = cleanN
 	}
 	c.Defenses, c.Attacks = cli.SplitList(defList), cli.SplitList(atkList)
+	c.Seeds = seeds.seeds
 	var err error
 	if c.Recipes, err = tableRecipes(experiments.FTMLRecipesFor(c.Arch), c.Quick, recipeEpochs, recipeFlags); err != nil {
 		return err
