@@ -34,7 +34,7 @@ func flagGroups(cmd string) []cli.Group {
 	g := []cli.Group{data,
 		group("Model", nameIn("model", "init", "embed-dim", "filters", "widths", "hidden", "pool", "tanh", "input-layer", "head-hidden",
 			"dropout", "embed-dropout", "embed-init", "embeddings", "embeddings-from", "init-lm", "freeze-embeddings", "freeze-encoder", "vocab-supplement", "retrofit")),
-		group("Training", nameIn("epochs", "batch", "lr", "optimizer", "schedule", "warmup", "momentum", "weight-decay", "clip",
+		group("Training", nameIn("epochs", "batch", "lr", "optimizer", "schedule", "warmup", "momentum", "weight-decay", "clip", "embed-lr-scale",
 			"lr-decay", "lr-decay-epochs", "seed", "train-n", "patience", "out", "resume", "checkpoint-every", "log")),
 		group("Defense", nameIn("defense", "synonyms")),
 		group("FTML and CML (--defense ftml, cml)", func(n string) bool {
