@@ -279,15 +279,28 @@ func ReproductionMarkdown(tables []*ReproTable, command string) string {
 		fmt.Fprintf(&b, "```\n%s\n```\n\n", command)
 	}
 	b.WriteString("| paper | table | trained instances | claims | holds | tie | fails |\n|---|---|---|---|---|---|---|\n")
+	// Two tables of one paper and label (a variant of a run) are told
+	// apart by their folders.
+	seen := map[string]int{}
+	for _, t := range tables {
+		seen[t.Paper+"\x00"+t.Table]++
+	}
+	label := func(t *ReproTable) string {
+		if seen[t.Paper+"\x00"+t.Table] < 2 {
+			return t.Table
+		}
+		dir := filepath.Dir(t.Source)
+		return fmt.Sprintf("%s, `%s`", t.Table, filepath.ToSlash(filepath.Join(filepath.Base(filepath.Dir(dir)), filepath.Base(dir))))
+	}
 	for _, t := range tables {
 		count := map[string]int{}
 		for _, c := range t.Claims {
 			count[c.Verdict]++
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d |\n", t.Paper, t.Table, seedsWord(t), len(t.Claims), count["holds"], count["tie"], count["fails"])
+		fmt.Fprintf(&b, "| %s | %s | %s | %d | %d | %d | %d |\n", t.Paper, label(t), seedsWord(t), len(t.Claims), count["holds"], count["tie"], count["fails"])
 	}
 	for _, t := range tables {
-		fmt.Fprintf(&b, "\n## %s — %s (%s)\n\n", t.Paper, t.Table, seedsWord(t))
+		fmt.Fprintf(&b, "\n## %s — %s (%s)\n\n", t.Paper, label(t), seedsWord(t))
 		fmt.Fprintf(&b, "Source: `%s`.", t.Source)
 		if t.Legacy {
 			b.WriteString(" Written before structured claims: each line is the table's own check with the verdict it printed (some checks there are point comparisons, not the two-SE rule); the paper's numbers where the report knows them.")

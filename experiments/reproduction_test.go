@@ -66,3 +66,19 @@ func TestReproduction(t *testing.T) {
 		t.Error("missing path: want an error")
 	}
 }
+
+// Two tables of one paper and label (a run and its variant) are told apart
+// by their folders in the summary and the section titles.
+func TestReproductionLabelsVariants(t *testing.T) {
+	tabs := []*ReproTable{
+		{Paper: "FTML", Table: "Table 2", Source: "/r/t2/transformer/table.json", Seeds: []int64{0}},
+		{Paper: "FTML", Table: "Table 2", Source: "/r/t2s/transformer/table.json", Seeds: []int64{0}},
+		{Paper: "SPGD", Table: "Table 3", Source: "/r/spgd/table.json", Seeds: []int64{0}},
+	}
+	md := ReproductionMarkdown(tabs, "")
+	for _, want := range []string{"| Table 2, `t2/transformer` |", "| Table 2, `t2s/transformer` |", "## FTML — Table 2, `t2s/transformer`", "| SPGD | Table 3 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}
