@@ -116,6 +116,9 @@ type carlWordCell struct {
 type CARLReport struct {
 	Markdown string
 	Checks   []string
+	// Claims are the checks as structured claims (table.json's "claims",
+	// read by the reproduction report).
+	Claims []Claim
 }
 
 func (c CARLTable) check() error {
@@ -394,7 +397,11 @@ func (c CARLTable) report(t *Table, write bool) (*CARLReport, error) {
 			b.WriteString("\n")
 		}
 	}
-	rep.Checks = carlChecks(c, cells)
+	claims := carlChecks(c, cells)
+	rep.Checks, rep.Claims = nil, claims
+	for _, cl := range claims {
+		rep.Checks = append(rep.Checks, carlCheckLine(cl))
+	}
 	if len(rep.Checks) > 0 {
 		b.WriteString("\n## The issue's orderings (paired over the same examples; a claim holds only beyond two SE, otherwise tie or fails)\n\n")
 		for _, ch := range rep.Checks {
@@ -405,7 +412,7 @@ func (c CARLTable) report(t *Table, write bool) (*CARLReport, error) {
 	if !write {
 		return rep, nil
 	}
-	return rep, t.Publish(nil, rep.Markdown, map[string]any{"checks": rep.Checks, "cells": cells}, false, false)
+	return rep, t.Publish(nil, rep.Markdown, map[string]any{"checks": rep.Checks, "claims": rep.Claims, "cells": cells}, false, false)
 }
 
 // first is the cell's report at the grid's first measured ε (every one
@@ -437,10 +444,24 @@ func pairedDiff(a, b []float64) (diff, se float64) {
 	return sum / float64(len(a)), math.Sqrt(metrics.MeanVariance(sum, sumSq, len(a)))
 }
 
+// carlTableName labels the table's claims in the reproduction report.
+const carlTableName = "Tables 2, 4 and 5"
+
+// carlCheckLine is a claim as the table prints it: "ds: what a > b:
+// +d ± se: verdict", in the claim's units.
+func carlCheckLine(cl Claim) string {
+	prec := 3
+	if strings.Contains(cl.Claim, "(points)") {
+		prec = 1
+	}
+	return fmt.Sprintf("%s: %+.*f ± %.*f: %s", cl.Claim, prec, cl.Difference.Mean, prec, cl.Difference.SE, cl.Verdict)
+}
+
 // carlChecks states issue #43's orderings, each a paired comparison of two
-// rows on the same test examples.
-func carlChecks(c CARLTable, cells map[string]map[string]carlCell) []string {
-	var out []string
+// rows on the same test examples (one trained instance per row: the SE is
+// the examples' paired SE, metrics.Crossed with one seed).
+func carlChecks(c CARLTable, cells map[string]map[string]carlCell) []Claim {
+	var out []Claim
 	series := func(ds, row string, eps float64, pick func(carlCell, pipeline.EmbeddingExample) float64) ([]float64, bool) {
 		cell, ok := cells[ds][row]
 		if !ok {
@@ -471,21 +492,31 @@ func carlChecks(c CARLTable, cells map[string]map[string]carlCell) []string {
 		}
 		return -e.Euclidean / c.Spread.PairDistance
 	}
-	claim := func(ds, what string, eps float64, a, b string, pick func(carlCell, pipeline.EmbeddingExample) float64, scale float64) (string, bool) {
+	claim := func(ds, what string, eps float64, a, b string, pick func(carlCell, pipeline.EmbeddingExample) float64, scale float64) (Claim, bool) {
 		x, ok1 := series(ds, a, eps, pick)
 		y, ok2 := series(ds, b, eps, pick)
 		if !ok1 || !ok2 || len(x) != len(y) {
-			return "", false
+			return Claim{}, false
 		}
-		d, se := pairedDiff(x, y)
-		if math.IsNaN(d) {
-			return "", false
+		diffs := make([]float64, len(x))
+		var mx, my float64
+		for i := range x {
+			diffs[i] = x[i] - y[i]
+			mx, my = mx+x[i], my+y[i]
 		}
-		return fmt.Sprintf("%s: %s %s > %s: %+.*f ± %.*f: %s", ds, what, a, b, 3-int(math.Log10(scale)), scale*d, 3-int(math.Log10(scale)), scale*se, OrderVerdict(d, se)), true
+		est := metrics.Crossed([][]float64{diffs})
+		if math.IsNaN(est.Mean) || math.IsNaN(est.SE) {
+			return Claim{}, false
+		}
+		prec := 3 - int(math.Log10(scale))
+		n := float64(len(x))
+		ours := fmt.Sprintf("%s %.*f, %s %.*f", a, prec, scale*mx/n, b, prec, scale*my/n)
+		return newClaim(Claim{Paper: "CARL/RAR", Table: carlTableName}, fmt.Sprintf("%s: %s %s > %s", ds, what, a, b), "", ours,
+			scaled(est, scale), true), true
 	}
-	add := func(s string, ok bool) {
+	add := func(cl Claim, ok bool) {
 		if ok {
-			out = append(out, s)
+			out = append(out, cl)
 		}
 	}
 	for _, ds := range c.Datasets {

@@ -2,12 +2,14 @@ package experiments
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/internal/realdata"
+	"github.com/textarmor/textarmor/pipeline"
 )
 
 // A tiny CARL table on the shared SST-2 and MiniLM: every row trains and
@@ -48,5 +50,43 @@ func TestCARLTableRealData(t *testing.T) {
 	c.Rows = []string{"plain", "bogus"}
 	if _, err := RunCARLTable(context.Background(), c); err == nil || !strings.Contains(err.Error(), "--rows") {
 		t.Errorf("an unknown row: %v", err)
+	}
+}
+
+// The orderings are structured claims (for table.json and the
+// reproduction report) whose lines are the table's check lines: here
+// freelb beats plain under k-PGD on 6 of 8 examples where plain fails.
+func TestCARLChecksAreClaims(t *testing.T) {
+	ex := func(attacked ...bool) *pipeline.EmbeddingAttackReport {
+		r := &pipeline.EmbeddingAttackReport{}
+		for _, a := range attacked {
+			r.Examples = append(r.Examples, pipeline.EmbeddingExample{Clean: true, Attacked: a, Cosine: 0.9, Euclidean: 1})
+		}
+		return r
+	}
+	all := func(v bool) []bool { return []bool{v, v, v, v, v, v, v, v} }
+	cells := map[string]map[string]carlCell{"sst2": {
+		"plain":  {PGD: map[string]*pipeline.EmbeddingAttackReport{"0.1": ex(all(false)...)}},
+		"freelb": {PGD: map[string]*pipeline.EmbeddingAttackReport{"0.1": ex(true, true, true, true, true, true, false, false)}},
+	}}
+	claims := carlChecks(CARLTable{Datasets: []string{"sst2"}, Eps: []float64{0.1}}, cells)
+	var pgd *Claim
+	for i, c := range claims {
+		if c.Paper != "CARL/RAR" || c.Table != carlTableName || !c.Paired {
+			t.Errorf("claim %+v", c)
+		}
+		if c.Claim == "sst2: k-PGD ε 0.1 accuracy (points) freelb > plain" {
+			pgd = &claims[i]
+		}
+	}
+	if pgd == nil {
+		t.Fatalf("no k-PGD claim among %+v", claims)
+	}
+	// d = 0.75 (75 points), SE = sqrt(0.75·0.25·8/7/8) = 0.1637 (16.4 points): holds.
+	if math.Abs(pgd.Difference.Mean-75) > 1e-9 || math.Abs(pgd.Difference.SE-16.366) > 1e-3 || pgd.Verdict != "holds" {
+		t.Errorf("k-PGD claim %+v", *pgd)
+	}
+	if got, want := carlCheckLine(*pgd), "sst2: k-PGD ε 0.1 accuracy (points) freelb > plain: +75.0 ± 16.4: holds"; got != want {
+		t.Errorf("line %q, want %q", got, want)
 	}
 }
