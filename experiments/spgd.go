@@ -79,6 +79,9 @@ type SPGDReport struct {
 	Accuracy map[string]float64 // test accuracy (%) per row
 	Gap      map[string]float64 // perplexity gap per adversarial row
 	Checks   []string
+	// Claims are the checks as structured claims (table.json's "claims",
+	// read by the reproduction report).
+	Claims []Claim
 }
 
 // spgdCell is a row's result file.
@@ -300,7 +303,7 @@ func (c SPGDTable) report(t *Table, write bool) (*SPGDReport, error) {
 			}
 		}
 	}
-	rep.Checks = spgdChecks(cells)
+	rep.Checks, rep.Claims = spgdChecks(cells)
 	if len(rep.Checks) > 0 {
 		b.WriteString("\n")
 		for _, ch := range rep.Checks {
@@ -311,7 +314,7 @@ func (c SPGDTable) report(t *Table, write bool) (*SPGDReport, error) {
 	if !write {
 		return rep, nil
 	}
-	return rep, t.Publish(nil, rep.Markdown, map[string]any{"accuracy": rep.Accuracy, "gap": rep.Gap, "checks": rep.Checks, "cells": cells, "grid": grid}, false, false)
+	return rep, t.Publish(nil, rep.Markdown, map[string]any{"accuracy": rep.Accuracy, "gap": rep.Gap, "checks": rep.Checks, "claims": rep.Claims, "cells": cells, "grid": grid}, false, false)
 }
 
 // spgdLine is a row of the table.
@@ -337,28 +340,58 @@ func spgdLine(label, row string, cell spgdCell) string {
 	return b.String()
 }
 
+// spgdTableName labels the table's claims in the reproduction report.
+const spgdTableName = "Tables 3 and 1, IMDB"
+
 // spgdChecks states issue #42's orderings on the cells there, each
-// difference with its (unpaired, binomial) standard error.
-func spgdChecks(cells map[string]spgdCell) []string {
-	var out []string
+// difference with its (unpaired, binomial) standard error, as the table's
+// lines and as structured claims (one trained instance per row).
+func spgdChecks(cells map[string]spgdCell) (lines []string, claims []Claim) {
 	acc := func(r string) (float64, float64, bool) {
 		c, ok := cells[r]
 		return c.Accuracy, 100 * metrics.BinomialSE(c.Accuracy/100, c.N), ok
 	}
+	// add records a claim whose margin (positive: the claim's way) has the
+	// given SE; verdict is the table's own (an ordering, a bound, or a
+	// comparison without SE).
+	add := func(line, claim, paper, ours string, margin, se float64, verdict string) {
+		lines = append(lines, line)
+		claims = append(claims, Claim{Paper: "SPGD", Table: spgdTableName, Claim: claim, PaperValue: paper, Ours: ours,
+			Difference: metrics.FromSeeds([]float64{margin}, []float64{se}), Verdict: verdict})
+	}
+	paper := func(rows ...string) string {
+		var parts []string
+		for _, r := range rows {
+			if v, ok := SPGDPaperAccuracy[r]; ok {
+				parts = append(parts, fmt.Sprintf("%s %.2f", r, v))
+			}
+		}
+		return strings.Join(parts, ", ")
+	}
 	if l, sl, ok := acc("lm"); ok {
 		if r, sr, ok := acc("random"); ok {
-			out = append(out, fmt.Sprintf("LM-initialised %.2f ≥ random %.2f + 1.5 (difference %+.2f ± %.2f SE): %s", l, r, l-r, math.Hypot(sl, sr), OrderVerdict(l-r-1.5, math.Hypot(sl, sr))))
+			se := math.Hypot(sl, sr)
+			v := OrderVerdict(l-r-1.5, se)
+			add(fmt.Sprintf("LM-initialised %.2f ≥ random %.2f + 1.5 (difference %+.2f ± %.2f SE): %s", l, r, l-r, se, v),
+				"accuracy: LM-initialised ≥ random + 1.5", paper("lm", "random"), fmt.Sprintf("lm %.2f, random %.2f", l, r), l-r-1.5, se, v)
 		}
 		for _, m := range []string{"advt", "iadvt", "spgd"} {
 			if a, sa, ok := acc(m); ok {
-				out = append(out, fmt.Sprintf("%s %.2f ≥ LM-initialised %.2f (difference %+.2f ± %.2f SE): %s", m, a, l, a-l, math.Hypot(sa, sl), OrderVerdict(a-l, math.Hypot(sa, sl))))
+				se := math.Hypot(sa, sl)
+				v := OrderVerdict(a-l, se)
+				add(fmt.Sprintf("%s %.2f ≥ LM-initialised %.2f (difference %+.2f ± %.2f SE): %s", m, a, l, a-l, se, v),
+					"accuracy: "+m+" ≥ LM-initialised", paper(m, "lm"), fmt.Sprintf("%s %.2f, lm %.2f", m, a, l), a-l, se, v)
 			}
 		}
 	}
-	if s, ss, ok := acc("spgd"); ok {
+	if sp, ss, ok := acc("spgd"); ok {
 		for _, m := range []string{"advt", "iadvt"} {
 			if a, sa, ok := acc(m); ok {
-				out = append(out, fmt.Sprintf("SPGD %.2f within 0.5 of %s %.2f (difference %+.2f ± %.2f SE): %s", s, m, a, s-a, math.Hypot(ss, sa), WithinVerdict(s-a, math.Hypot(ss, sa), 0.5)))
+				se := math.Hypot(ss, sa)
+				v := WithinVerdict(sp-a, se, 0.5)
+				// The margin of a "within" claim: how far inside the bound.
+				add(fmt.Sprintf("SPGD %.2f within 0.5 of %s %.2f (difference %+.2f ± %.2f SE): %s", sp, m, a, sp-a, se, v),
+					"accuracy: SPGD within 0.5 of "+m, paper("spgd", m), fmt.Sprintf("spgd %.2f, %s %.2f (difference %+.2f)", sp, m, a, sp-a), 0.5-math.Abs(sp-a), se, v)
 			}
 		}
 	}
@@ -369,14 +402,19 @@ func spgdChecks(cells map[string]spgdCell) []string {
 		}
 		return c.Gap, true
 	}
-	s, okS := gap("spgd")
+	g, okS := gap("spgd")
 	a, okA := gap("advt")
 	i, okI := gap("iadvt")
+	paperGap := fmt.Sprintf("spgd %.2f, advt %.2f, iadvt %.2f", SPGDPaperGap["spgd"], SPGDPaperGap["advt"], SPGDPaperGap["iadvt"])
 	if okS && okA && okI {
-		out = append(out, fmt.Sprintf("perplexity gap SPGD %.2f < AdvT %.2f < iAdvT %.2f (no SE: one evaluation of 1,000 texts): %s", s, a, i, Verdict(s < a && a < i)))
+		v := Verdict(g < a && a < i)
+		add(fmt.Sprintf("perplexity gap SPGD %.2f < AdvT %.2f < iAdvT %.2f (no SE: one evaluation of 1,000 texts): %s", g, a, i, v),
+			"perplexity gap: SPGD < AdvT < iAdvT (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f, iadvt %.2f", g, a, i), min(a-g, i-a), 0, v)
 	}
 	if okS && okA {
-		out = append(out, fmt.Sprintf("SPGD's gap %.2f at most half of AdvT's %.2f (no SE): %s", s, a, Verdict(s <= a/2)))
+		v := Verdict(g <= a/2)
+		add(fmt.Sprintf("SPGD's gap %.2f at most half of AdvT's %.2f (no SE): %s", g, a, v),
+			"perplexity gap: SPGD ≤ half of AdvT's (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f", g, a), a/2-g, 0, v)
 	}
-	return out
+	return lines, claims
 }

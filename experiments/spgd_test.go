@@ -3,12 +3,14 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/textarmor/textarmor/internal/synth"
+	"github.com/textarmor/textarmor/pipeline"
 )
 
 func writeSynthCSV(t *testing.T, path string, n int, seed int64) {
@@ -90,5 +92,34 @@ func TestSPGDTableGrid(t *testing.T) {
 	}
 	if !strings.Contains(rep.Markdown, fmt.Sprintf("| spgd@%g * |", c.Grid[best])) || !strings.Contains(rep.Markdown, fmt.Sprintf("| spgd | %g |", c.Grid[best])) {
 		t.Errorf("dev accuracies %v; table:\n%s", devs, rep.Markdown)
+	}
+}
+
+// The table's checks are also structured claims with the same verdicts:
+// an ordering with its SE, a "within" bound, and a comparison without SE.
+func TestSPGDChecksAreClaims(t *testing.T) {
+	ppl := func(gap float64) *pipeline.PerturbationPerplexityReport {
+		return &pipeline.PerturbationPerplexityReport{Gap: gap}
+	}
+	cells := map[string]spgdCell{
+		"random": {Accuracy: 84.5, N: 25000}, "lm": {Accuracy: 85.3, N: 25000},
+		"advt":  {Accuracy: 86.9, N: 25000, PerturbationPerplexityReport: ppl(0.39)},
+		"iadvt": {Accuracy: 87.3, N: 25000, PerturbationPerplexityReport: ppl(1.09)},
+		"spgd":  {Accuracy: 86.7, N: 25000, PerturbationPerplexityReport: ppl(0.32)},
+	}
+	lines, claims := spgdChecks(cells)
+	if len(lines) != len(claims) || len(claims) != 8 {
+		t.Fatalf("%d lines, %d claims", len(lines), len(claims))
+	}
+	for i, c := range claims {
+		if c.Paper != "SPGD" || c.Table != spgdTableName || !strings.HasSuffix(lines[i], ": "+c.Verdict) {
+			t.Errorf("claim %d %+v against line %q", i, c, lines[i])
+		}
+	}
+	if c := claims[0]; c.Verdict != "fails" || math.Abs(c.Difference.Mean-(85.3-84.5-1.5)) > 1e-9 || c.Difference.SE <= 0 {
+		t.Errorf("LM ≥ random + 1.5: %+v", c)
+	}
+	if c := claims[6]; c.Verdict != "holds" || c.Difference.SE != 0 || !strings.Contains(c.Claim, "SPGD < AdvT < iAdvT") {
+		t.Errorf("gap ordering: %+v", c)
 	}
 }
