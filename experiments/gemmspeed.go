@@ -3,9 +3,12 @@ package experiments
 import (
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
 	"runtime"
 	"slices"
+	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/textarmor/textarmor/tensor"
@@ -69,10 +72,16 @@ func NewGEMMSpeedConfig() GEMMSpeedConfig {
 
 // GEMMSpeedReport is the table and the machine it was measured on.
 type GEMMSpeedReport struct {
-	Backends []string    `json:"backends"` // tensor.BackendDetail of each
-	Cores    int         `json:"cores"`
-	Shapes   []GEMMShape `json:"shapes"`
-	Cells    []GEMMCell  `json:"cells"`
+	// Names are the backends compared, Backends their tensor.BackendDetail.
+	Names    []string `json:"names"`
+	Backends []string `json:"backends"`
+	// Rounds, MinTime and Threads are the settings measured with.
+	Rounds  int           `json:"rounds"`
+	MinTime time.Duration `json:"min_time_ns"`
+	Threads []int         `json:"threads"`
+	Cores   int           `json:"cores"`
+	Shapes  []GEMMShape   `json:"shapes"`
+	Cells   []GEMMCell    `json:"cells"`
 }
 
 // RunGEMMSpeed times every backend on GEMMShapes at each thread count.
@@ -103,7 +112,7 @@ func RunGEMMSpeed(ctx context.Context, c GEMMSpeedConfig) (*GEMMSpeedReport, err
 	}
 	prev := tensor.BackendName()
 	defer tensor.UseBackend(prev)
-	rep := &GEMMSpeedReport{Cores: runtime.GOMAXPROCS(0), Shapes: GEMMShapes}
+	rep := &GEMMSpeedReport{Names: names, Rounds: c.Rounds, MinTime: c.MinTime, Threads: c.Threads, Cores: runtime.GOMAXPROCS(0), Shapes: GEMMShapes}
 	for _, n := range names {
 		tensor.UseBackend(n)
 		rep.Backends = append(rep.Backends, tensor.BackendDetail())
@@ -192,4 +201,42 @@ func (s GEMMShape) String() string {
 		t = ", B transposed"
 	}
 	return fmt.Sprintf("%s (m %d, n %d, k %d%s)", s.Name, s.M, s.N, s.K, t)
+}
+
+// WriteTable prints the report as `bench gemm` does: a table per thread
+// count, a column per backend, and simd's share of OpenBLAS's rate where
+// both were measured.
+func (r *GEMMSpeedReport) WriteTable(w io.Writer) error {
+	fmt.Fprintf(w, "GFLOP/s, median of %d interleaved rounds (each the fastest run over %v); %d cores\n", r.Rounds, r.MinTime, r.Cores)
+	for i, d := range r.Backends {
+		fmt.Fprintf(w, "  %s: %s\n", r.Names[i], d)
+	}
+	ratio := slices.Contains(r.Names, "openblas") && slices.Contains(r.Names, "simd")
+	for _, t := range r.Threads {
+		fmt.Fprintf(w, "\n%d thread(s)\n", t)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+		head := "product\tm×n×k (ᵀ: B transposed)\t" + strings.Join(r.Names, "\t")
+		if ratio {
+			head += "\tsimd / openblas"
+		}
+		fmt.Fprintln(tw, head)
+		for _, s := range r.Shapes {
+			tb := ""
+			if s.TransB {
+				tb = "ᵀ"
+			}
+			line := fmt.Sprintf("%s\t%d×%d×%d%s", s.Name, s.M, s.N, s.K, tb)
+			for _, n := range r.Names {
+				line += fmt.Sprintf("\t%.1f", r.Cell(s.Name, n, t).GFLOPs)
+			}
+			if ratio {
+				line += fmt.Sprintf("\t%.0f %%", 100*r.Cell(s.Name, "simd", t).GFLOPs/r.Cell(s.Name, "openblas", t).GFLOPs)
+			}
+			fmt.Fprintln(tw, line)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -23,7 +23,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	var rows, attacks, methods, trainArgs string
 	var use cli.List
 	var report bool
-	var seeds seedsFlag
+	var seeds cli.Seeds
 	fs.StringVar(&c.Out, "out", "", "output folder: one folder per row (model, training log, attack CSVs and JSON summaries), table.md, table.json; rerun to resume (required)")
 	fs.StringVar(&c.Arch, "model", c.Arch, "architecture: cnn or lstm, FLAT's (spec §5)")
 	fs.StringVar(&c.TrainAttack, "attack", c.TrainAttack, "attack the adv and FLAT rows train against: textfooler or pwws")
@@ -43,7 +43,7 @@ func runBenchFLATTable(args []string, stdout, stderr io.Writer) error {
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	c.Data, c.Log, c.Seeds = df.Data, stderr, seeds.seeds
+	c.Data, c.Log, c.Seeds = df.Data, stderr, seeds
 	c.Attacks, c.Rows = cli.SplitList(attacks), cli.SplitList(rows)
 	c.Explain = nil
 	for _, m := range cli.SplitList(methods) {

@@ -25,7 +25,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 	var n, trainN, cleanN int
 	var recipeFlags cli.List
 	var report bool
-	var seeds seedsFlag
+	var seeds cli.Seeds
 	fs.StringVar(&c.DataDir, "data", defaultDataDir(), "folder laid out like shared/data (env TEXTARMOR_DATA)")
 	fs.StringVar(&c.Arch, "model", c.Arch, "architecture: cnn or bilstm (Table 1; bilstm for the LSTM columns), transformer (Table 2, fine-tuning --init)")
 	fs.StringVar(&c.Init, "init", "", "transformer: the Hugging Face checkpoint (default DATA/models/all-MiniLM-L6-v2); --max-len N counts its word pieces (default 256)")
@@ -65,7 +65,7 @@ func runBenchFTMLTable(args []string, stdout, stderr io.Writer) error {
 		c.CleanN = cleanN
 	}
 	c.Defenses, c.Attacks = cli.SplitList(defList), cli.SplitList(atkList)
-	c.Seeds = seeds.seeds
+	c.Seeds = seeds
 	var err error
 	if c.Recipes, err = tableRecipes(experiments.FTMLRecipesFor(c.Arch), c.Quick, recipeEpochs, recipeFlags); err != nil {
 		return err

@@ -117,3 +117,64 @@ func FlagValue(args []string, name string) string {
 	}
 	return ""
 }
+
+// Ints is a flag of comma-separated integers ("1,2"); ranges are the
+// caller's to check.
+type Ints []int
+
+func (f *Ints) String() string {
+	var parts []string
+	for _, x := range *f {
+		parts = append(parts, strconv.Itoa(x))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f *Ints) Set(s string) error {
+	*f = nil
+	for _, p := range SplitList(s) {
+		x, err := strconv.Atoi(p)
+		if err != nil {
+			return fmt.Errorf("%q is not an integer", p)
+		}
+		*f = append(*f, x)
+	}
+	return nil
+}
+
+// Seeds is --seeds of the table benches: a count N (instance offsets
+// 0..N-1) or a comma-separated list of offsets (0,4,5); unset is one
+// instance, the single-seed table.
+type Seeds []int64
+
+func (f *Seeds) String() string {
+	var parts []string
+	for _, s := range *f {
+		parts = append(parts, strconv.FormatInt(s, 10))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (f *Seeds) Set(v string) error {
+	if !strings.Contains(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is neither a count ≥ 1 nor a list of seed offsets like 0,1,2", v)
+		}
+		*f = make(Seeds, n)
+		for i := range *f {
+			(*f)[i] = int64(i)
+		}
+		return nil
+	}
+	var seeds Seeds
+	for _, part := range strings.Split(v, ",") {
+		s, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+		if err != nil || s < 0 {
+			return fmt.Errorf("%q: %q is not a seed offset ≥ 0", v, part)
+		}
+		seeds = append(seeds, s)
+	}
+	*f = seeds
+	return nil
+}
