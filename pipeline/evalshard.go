@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/textarmor/textarmor/checkpoint"
+	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/nn"
@@ -72,21 +73,19 @@ func evaluateShard(m *model.Model, c EvalConfig, r *EvalReport, classes []string
 		Run: map[string]string{"model": digest, "dataset": r.Dataset, "split": r.Split, "file": r.File,
 			"examples": fmt.Sprint(len(r.Examples)), "predict_batch": fmt.Sprint(nn.PredictBatch), "shard": fmt.Sprintf("%d/%d", si, sn)}}
 	var gold, pred []int
-	for i, p := range probs {
+	var mine []dataset.Example
+	for i, p := range probs { // in input order: probs is indexed by text
 		if p == nil {
 			continue
 		}
 		g, y := r.Examples[i].Label, nn.Argmax(p)
 		sh.Predictions = append(sh.Predictions, [3]int{i, g, y})
-		gold, pred = append(gold, g), append(pred, y)
-		if _, dropped := m.EncodePairCounted(r.Examples[i].Text, r.Examples[i].Text2); dropped > 0 {
-			sh.Truncated++
-		}
+		gold, pred, mine = append(gold, g), append(pred, y), append(mine, r.Examples[i])
 	}
-	// Predictions come in input order (probs is indexed by text).
 	if r.Report, err = metrics.Classification(gold, pred, m.Classes); err != nil {
 		return nil, err
 	}
+	sh.Truncated = TruncatedCount(m, mine)
 	r.Truncated = sh.Truncated
 	return sh, nil
 }
