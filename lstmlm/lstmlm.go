@@ -49,7 +49,9 @@ type Model struct {
 	Emb   *nn.Embedding
 	LSTM  *nn.LSTM
 	Out   *nn.Linear
-	eos   int32
+	// Record is the training record Load read (nil for a new model).
+	Record any
+	eos    int32
 }
 
 // Param names, shared with a classifier initialised from the model
@@ -249,5 +251,6 @@ func Load(dir string) (*Model, error) {
 		}
 		copy(p.Value.Data, t.Data)
 	}
+	m.Record = sc.Info
 	return m, nil
 }

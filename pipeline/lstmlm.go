@@ -26,7 +26,11 @@ type TrainLSTMLMConfig struct {
 	Model                      lstmlm.Config
 	Options                    lstmlm.TrainOptions
 	Seed                       int64
-	Log                        io.Writer // progress (nil = discard)
+	// Init, when set, is a trained language model to continue from (a
+	// warm start: its weights, a fresh optimizer). Its vocabulary must be
+	// the one these texts and settings build, and its shape Model's.
+	Init string
+	Log  io.Writer // progress (nil = discard)
 }
 
 // NewTrainLSTMLMConfig returns the CLI's defaults: the spec's §10 scale
@@ -111,6 +115,13 @@ func TrainLSTMLM(ctx context.Context, c TrainLSTMLMConfig) (*TrainLSTMLMReport, 
 	if err != nil {
 		return nil, &ConfigError{err}
 	}
+	var initRecord any
+	if c.Init != "" {
+		if m, err = warmStart(c.Init, cfg, vocab); err != nil {
+			return nil, err
+		}
+		initRecord = map[string]any{"from": c.Init, "training": m.Record}
+	}
 	opt := c.Options
 	opt.Progress = log
 	for _, w := range words(ds.Dev) {
@@ -122,6 +133,9 @@ func TrainLSTMLM(ctx context.Context, c TrainLSTMLMConfig) (*TrainLSTMLMReport, 
 	}
 	opt.Info = map[string]any{"dataset": ds.Name, "tokenizer": preset.Tokenizer, "max_len": c.MaxLen, "min_count": minCount,
 		"max_vocab": maxVocab, "seed": c.Seed}
+	if initRecord != nil {
+		opt.Info["init"] = initRecord
+	}
 	stream := m.Stream(docs)
 	fmt.Fprintf(log, "lm: %s, %d training texts (%d words with <eos>), %d validation texts; vocabulary %d; %d-d embeddings, %d LSTM units\n",
 		ds.Name, len(docs), len(stream), len(opt.Valid), vocab.Len(), cfg.EmbedDim, cfg.Hidden)
@@ -135,6 +149,33 @@ func TrainLSTMLM(ctx context.Context, c TrainLSTMLMConfig) (*TrainLSTMLMReport, 
 	}
 	fmt.Fprintf(log, "lm: trained in %s; model written to %s\n", time.Since(start).Round(time.Second), opt.Out)
 	return &TrainLSTMLMReport{Model: m, Result: res, Dataset: ds, Words: len(stream)}, nil
+}
+
+// warmStart loads the language model at dir for TrainLSTMLM's Init and
+// checks that it is the model these settings would build.
+func warmStart(dir string, cfg lstmlm.Config, vocab *text.Vocab) (*lstmlm.Model, error) {
+	m, err := lstmlm.Load(dir)
+	if err != nil {
+		return nil, &ConfigError{fmt.Errorf("--init %s: %w", dir, err)}
+	}
+	switch {
+	case m.Cfg.Tokenizer != cfg.Tokenizer:
+		return nil, configErrorf("--init %s: the model splits words with the %q tokenizer, these texts with %q", dir, m.Cfg.Tokenizer, cfg.Tokenizer)
+	case m.Cfg.EmbedDim != cfg.EmbedDim || m.Cfg.Hidden != cfg.Hidden:
+		return nil, configErrorf("--init %s: the model has %d-d embeddings and %d units, --embed-dim and --hidden say %d and %d",
+			dir, m.Cfg.EmbedDim, m.Cfg.Hidden, cfg.EmbedDim, cfg.Hidden)
+	}
+	have, want := m.Vocab.Words(), vocab.Words()
+	if len(have) != len(want) {
+		return nil, configErrorf("--init %s: the model's vocabulary has %d words, these texts with --max-len, --min-count and --max-vocab give %d",
+			dir, len(have), len(want))
+	}
+	for i := range have {
+		if have[i] != want[i] {
+			return nil, configErrorf("--init %s: vocabulary entry %d is %q in the model, %q from these texts", dir, i, have[i], want[i])
+		}
+	}
+	return m, nil
 }
 
 // LMPerplexityConfig configures LMPerplexity (`textarmor lm perplexity`).

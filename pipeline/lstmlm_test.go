@@ -67,6 +67,63 @@ func TestTrainLSTMLM(t *testing.T) {
 	}
 }
 
+// A warm start (--init) continues from the trained model: its first epoch
+// begins where the trained run ended, not at a random model's perplexity,
+// and its record names what it started from; a model whose vocabulary or
+// shape these settings would not build is refused.
+func TestTrainLSTMLMWarmStart(t *testing.T) {
+	dir := t.TempDir()
+	tr, dv := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv")
+	for i, f := range []string{tr, dv} {
+		if err := writeSentimentCSV(f, []int{200, 40}[i], int64(i+1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := pipeline.NewTrainLSTMLMConfig()
+	c.Data.Train, c.Data.Dev = tr, dv
+	c.Model.EmbedDim, c.Model.Hidden = 8, 16
+	c.Options.Epochs, c.Options.Batch, c.Options.LR = 3, 8, 1e-2
+	c.Options.Out = filepath.Join(dir, "lm")
+	cold, err := pipeline.TrainLSTMLM(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c
+	w.Init, w.Options.Epochs, w.Options.Out = c.Options.Out, 1, filepath.Join(dir, "lm2")
+	warm, err := pipeline.TrainLSTMLM(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, last := cold.Result.Epochs[0], cold.Result.Epochs[2]
+	if got := warm.Result.Epochs[0]; got.TrainPPL >= first.TrainPPL || got.ValidPPL > 1.2*last.ValidPPL {
+		t.Errorf("warm epoch %+v; cold run's first %+v and last %+v", got, first, last)
+	}
+	saved, err := lstmlm.Load(w.Options.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, _ := saved.Record.(map[string]any)
+	if init, _ := rec["init"].(map[string]any); init == nil || init["from"] != c.Options.Out || init["training"] == nil {
+		t.Errorf("record %v", saved.Record)
+	}
+	for _, bad := range []struct {
+		edit func(*pipeline.TrainLSTMLMConfig)
+		want string
+	}{
+		{func(c *pipeline.TrainLSTMLMConfig) { c.MinCount = 5 }, "vocabulary has"},
+		{func(c *pipeline.TrainLSTMLMConfig) { c.Model.Hidden = 32 }, "--embed-dim and --hidden say 8 and 32"},
+		{func(c *pipeline.TrainLSTMLMConfig) { c.Init = filepath.Join(dir, "none") }, "--init"},
+	} {
+		c2 := w
+		c2.Options.Out = filepath.Join(dir, "bad")
+		bad.edit(&c2)
+		var ce *pipeline.ConfigError
+		if _, err := pipeline.TrainLSTMLM(context.Background(), c2); !errors.As(err, &ce) || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: %v", bad.want, err)
+		}
+	}
+}
+
 // A classifier started from the language model (--init-lm) takes its
 // vocabulary, embedding table and LSTM; a bidirectional or CNN classifier
 // is refused.

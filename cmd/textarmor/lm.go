@@ -79,6 +79,7 @@ func runLSTMLMTrain(args []string, stdout, stderr io.Writer) error {
 	fs.Float64Var(&c.Options.Clip, "clip", c.Options.Clip, "global gradient-norm clip (0 = off)")
 	fs.Float64Var(&c.Options.Decay, "lr-decay", c.Options.Decay, "learning-rate factor after an epoch without a better validation perplexity")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed of the initial weights")
+	fs.StringVar(&c.Init, "init", "", "continue training this language model (its weights, a fresh optimizer; same texts and vocabulary settings)")
 	fs.StringVar(&c.Options.Out, "out", "", "model directory to write (required); checkpoints go to OUT.ckpt")
 	fs.BoolVar(&c.Options.Resume, "resume", false, "continue an interrupted run from OUT.ckpt")
 	fs.DurationVar(&c.Options.CheckpointEvery, "checkpoint-every", c.Options.CheckpointEvery, "also checkpoint inside an epoch this often (0 = epoch ends only)")
