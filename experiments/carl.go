@@ -434,16 +434,6 @@ func carlPaperNote(show bool, vals map[float64]float64, e float64, format string
 	return " (" + fmt.Sprintf(format, v) + ")"
 }
 
-// pairedDiff is the mean of a[i] − b[i] and its standard error.
-func pairedDiff(a, b []float64) (diff, se float64) {
-	var sum, sumSq float64
-	for i := range a {
-		d := a[i] - b[i]
-		sum, sumSq = sum+d, sumSq+d*d
-	}
-	return sum / float64(len(a)), math.Sqrt(metrics.MeanVariance(sum, sumSq, len(a)))
-}
-
 // carlTableName labels the table's claims in the reproduction report.
 const carlTableName = "Tables 2, 4 and 5"
 

@@ -113,7 +113,7 @@ func ReadReproTable(path string) (*ReproTable, error) {
 	}
 	var lines []string
 	if !field(js, "checks", &lines) {
-		field(js, "claims", &lines) // RobustEmbed's claims are lines
+		field(js, "claims", &lines) // older RobustEmbed tables wrote their claims as lines
 	}
 	for _, l := range lines {
 		c, ok := legacyClaim(l)

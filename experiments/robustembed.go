@@ -13,6 +13,7 @@ import (
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/dataset"
 	"github.com/textarmor/textarmor/lexicon"
+	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/model"
 	"github.com/textarmor/textarmor/pipeline"
 	"github.com/textarmor/textarmor/senteval"
@@ -79,7 +80,7 @@ type RobustEmbedReport struct {
 	Transfer map[string]map[string]float64  // row → task → accuracy ×100
 	Adv      map[string]map[string]advCell  // row → attack/set → cell
 	Task     map[string]map[string]taskCell // row → task/attack → Table 3 cell
-	Claims   []string                       // the orderings with their verdicts
+	Claims   []Claim                        // the paper's orderings with their verdicts
 	Rows     []string
 }
 
@@ -374,11 +375,25 @@ func scoreTable(b *strings.Builder, t *Table, rows []string, name string, cols [
 	return out, nil
 }
 
+// robustEmbedPaperASR is Table 4 of the paper: AdvSTS attack success
+// rates (%) of SimCSE and RobustEmbed (BERT-base) per attack and set.
+var robustEmbedPaperASR = map[string][2]float64{
+	"textfooler/stsb": {21.07, 7.48}, "textfooler/sickr": {24.17, 8.95},
+	"textbugger/stsb": {27.49, 11.76}, "textbugger/sickr": {28.34, 13.01},
+	"pwws/stsb": {24.15, 13.56}, "pwws/sickr": {26.82, 14.44},
+	"bae/stsb": {26.92, 11.13}, "bae/sickr": {28.81, 12.82},
+	"bert-attack/stsb": {31.60, 12.99}, "bert-attack/sickr": {32.85, 13.18},
+}
+
+// robustEmbedTableName names the block the claims come from.
+const robustEmbedTableName = "Table 4 (AdvSTS, scaled)"
+
 // advClaims compares SimCSE's and RobustEmbed's AdvSTS success, pair by
 // pair over the pairs both attacked (neither skipped): the claim is
-// RobustEmbed's rate below SimCSE's (paper Table 4).
-func (c *RobustEmbedTable) advClaims(t *Table) ([]string, error) {
-	var out []string
+// RobustEmbed's rate below SimCSE's (paper Table 4). The margin is
+// SimCSE's rate minus RobustEmbed's, in points, with its paired SE.
+func (c *RobustEmbedTable) advClaims(t *Table) ([]Claim, error) {
+	var out []Claim
 	for _, s := range c.AdvSets {
 		for _, a := range c.AdvAttacks {
 			name := "advsts-" + a + "-" + s + ".pairs.json"
@@ -394,19 +409,28 @@ func (c *RobustEmbedTable) advClaims(t *Table) ([]string, error) {
 			if !okS || !okR || len(sim) != len(rob) {
 				continue
 			}
-			var a0, b0 []float64
+			var diffs []float64
+			var sumS, sumR float64
 			for i := range sim {
 				if sim[i].Type == attack.Skipped || rob[i].Type == attack.Skipped {
 					continue
 				}
-				a0 = append(a0, b2f(sim[i].Type == attack.Successful))
-				b0 = append(b0, b2f(rob[i].Type == attack.Successful))
+				x, y := b2f(sim[i].Type == attack.Successful), b2f(rob[i].Type == attack.Successful)
+				diffs = append(diffs, x-y)
+				sumS, sumR = sumS+x, sumR+y
 			}
-			if len(a0) < 2 {
+			if len(diffs) < 2 {
 				continue
 			}
-			d, se := pairedDiff(a0, b0)
-			out = append(out, fmt.Sprintf("%s %s: SimCSE − RobustEmbed success %+.1f ± %.1f points over %d pairs: %s", a, s, 100*d, 100*se, len(a0), OrderVerdict(d, se)))
+			n := float64(len(diffs))
+			paper := ""
+			if p, ok := robustEmbedPaperASR[a+"/"+s]; ok {
+				paper = fmt.Sprintf("SimCSE %.2f, RobustEmbed %.2f", p[0], p[1])
+			}
+			ours := fmt.Sprintf("SimCSE %.1f, RobustEmbed %.1f over the %d pairs both attacked", 100*sumS/n, 100*sumR/n, len(diffs))
+			out = append(out, newClaim(Claim{Paper: "RobustEmbed", Table: robustEmbedTableName},
+				fmt.Sprintf("%s %s: success rate (points) RobustEmbed < SimCSE", a, s), paper, ours,
+				scaled(metrics.Crossed([][]float64{diffs}), 100), true))
 		}
 	}
 	return out, nil
@@ -491,16 +515,16 @@ func (c *RobustEmbedTable) report(t *Table, write bool) (*RobustEmbedReport, err
 			b.WriteString("\n")
 		}
 		if contains(c.Rows, "simcse") && contains(c.Rows, "robustembed") {
-			lines, err := c.advClaims(t)
+			claims, err := c.advClaims(t)
 			if err != nil {
 				return nil, err
 			}
-			if len(lines) > 0 {
+			if len(claims) > 0 {
 				b.WriteString("\nRobustEmbed's success rate below SimCSE's (paired over the pairs both attacked; holds or fails beyond two SE, else a tie):\n\n")
-				for _, l := range lines {
-					b.WriteString("- " + l + "\n")
+				for _, cl := range claims {
+					b.WriteString("- " + cl.Line() + "\n")
 				}
-				rep.Claims = append(rep.Claims, lines...)
+				rep.Claims = append(rep.Claims, claims...)
 			}
 		}
 	}

@@ -97,8 +97,16 @@ func TestRobustEmbedTable(t *testing.T) {
 			t.Errorf("%s: AdvSTS cell %+v", row, cell)
 		}
 	}
-	if len(rep.Claims) != 1 || !strings.Contains(rep.Claims[0], "textfooler stsb: SimCSE − RobustEmbed success") {
-		t.Errorf("claims %q", rep.Claims)
+	if len(rep.Claims) != 1 {
+		t.Fatalf("claims %+v", rep.Claims)
+	}
+	cl := rep.Claims[0]
+	if cl.Paper != "RobustEmbed" || cl.Claim != "textfooler stsb: success rate (points) RobustEmbed < SimCSE" || cl.PaperValue != "SimCSE 21.07, RobustEmbed 7.48" ||
+		!cl.Paired || cl.Seeds() != 1 || cl.Difference.N < 2 || cl.Difference.N > 10 || !contains([]string{"holds", "tie", "fails"}, cl.Verdict) {
+		t.Errorf("claim %+v", cl)
+	}
+	if !strings.Contains(rep.Markdown, "- "+cl.Line()) {
+		t.Errorf("the claim's line is not in the table:\n%s", rep.Markdown)
 	}
 	if !strings.Contains(rep.Markdown, "| simcse |") || !strings.Contains(rep.Markdown, "Table 4") {
 		t.Errorf("markdown:\n%s", rep.Markdown)
