@@ -15,10 +15,10 @@ import (
 	"github.com/textarmor/textarmor/tensor"
 )
 
-// The LSTM language model trains from CSV files, validates on the dev
-// texts, saves, and measures a sample's perplexity; bad settings are
-// configuration errors naming the flag.
-func TestTrainLSTMLM(t *testing.T) {
+// tinyLMConfig is a small language model's settings (3 epochs) over
+// generated training and dev CSVs in a temporary folder, with its output
+// there too.
+func tinyLMConfig(t *testing.T) (pipeline.TrainLSTMLMConfig, string) {
 	dir := t.TempDir()
 	tr, dv := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv")
 	for i, f := range []string{tr, dv} {
@@ -31,6 +31,15 @@ func TestTrainLSTMLM(t *testing.T) {
 	c.Model.EmbedDim, c.Model.Hidden = 8, 16
 	c.Options.Epochs, c.Options.Batch, c.Options.LR = 3, 8, 1e-2
 	c.Options.Out = filepath.Join(dir, "lm")
+	return c, dir
+}
+
+// The LSTM language model trains from CSV files, validates on the dev
+// texts, saves, and measures a sample's perplexity; bad settings are
+// configuration errors naming the flag.
+func TestTrainLSTMLM(t *testing.T) {
+	c, _ := tinyLMConfig(t)
+	dv := c.Data.Dev
 	r, err := pipeline.TrainLSTMLM(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
@@ -72,18 +81,7 @@ func TestTrainLSTMLM(t *testing.T) {
 // and its record names what it started from; a model whose vocabulary or
 // shape these settings would not build is refused.
 func TestTrainLSTMLMWarmStart(t *testing.T) {
-	dir := t.TempDir()
-	tr, dv := filepath.Join(dir, "train.csv"), filepath.Join(dir, "dev.csv")
-	for i, f := range []string{tr, dv} {
-		if err := writeSentimentCSV(f, []int{200, 40}[i], int64(i+1)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := pipeline.NewTrainLSTMLMConfig()
-	c.Data.Train, c.Data.Dev = tr, dv
-	c.Model.EmbedDim, c.Model.Hidden = 8, 16
-	c.Options.Epochs, c.Options.Batch, c.Options.LR = 3, 8, 1e-2
-	c.Options.Out = filepath.Join(dir, "lm")
+	c, dir := tinyLMConfig(t)
 	cold, err := pipeline.TrainLSTMLM(context.Background(), c)
 	if err != nil {
 		t.Fatal(err)
