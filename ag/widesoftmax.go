@@ -13,22 +13,19 @@ import (
 // to a few dozen classes) keep the exact float64 path, bit for bit.
 const wideSoftmax = 256
 
-// crossEntropyWide is CrossEntropy with the exponentials in float32
-// vector passes (expVec, as the LSTM's gates) and the rows in parallel;
-// the loss is summed in row order, so it does not depend on the workers.
-func (t *Tape) crossEntropyWide(logits *Var, labels []int, weights []float32) *Var {
-	b, c := rowsCols(logits.Shape())
-	L := logits.Data()
-	for r, l := range labels {
-		if l < 0 || l >= c {
-			panic(fmt.Sprintf("ag.CrossEntropy: label %d outside %d classes (row %d)", l, c, r))
-		}
+// LogSumExpRows is log Σ_j exp(x[r, j]) of each row of x [rows, cols],
+// the exponentials in float32 vector passes (as CrossEntropy's wide path)
+// summed in float64, the rows in parallel: a language model's
+// normaliser over its vocabulary without a scalar exponential per word.
+func LogSumExpRows(x []float32, rows, cols int) []float32 {
+	if rows < 0 || cols < 1 || len(x) < rows*cols {
+		panic(fmt.Sprintf("ag.LogSumExpRows: %d values for %d rows of %d", len(x), rows, cols))
 	}
-	lse := make([]float32, b) // each row's log-sum-exp
-	tensor.ParallelFor(b, 4*c, func(lo, hi int) {
-		e := make([]float32, c)
+	lse := make([]float32, rows)
+	tensor.ParallelFor(rows, 4*cols, func(lo, hi int) {
+		e := make([]float32, cols)
 		for r := lo; r < hi; r++ {
-			row := L[r*c : (r+1)*c]
+			row := x[r*cols : (r+1)*cols]
 			m := float32(math.Inf(-1))
 			for _, v := range row {
 				m = max(m, v)
@@ -44,6 +41,21 @@ func (t *Tape) crossEntropyWide(logits *Var, labels []int, weights []float32) *V
 			lse[r] = m + float32(math.Log(s))
 		}
 	})
+	return lse
+}
+
+// crossEntropyWide is CrossEntropy with the exponentials in float32
+// vector passes (expVec, as the LSTM's gates) and the rows in parallel;
+// the loss is summed in row order, so it does not depend on the workers.
+func (t *Tape) crossEntropyWide(logits *Var, labels []int, weights []float32) *Var {
+	b, c := rowsCols(logits.Shape())
+	L := logits.Data()
+	for r, l := range labels {
+		if l < 0 || l >= c {
+			panic(fmt.Sprintf("ag.CrossEntropy: label %d outside %d classes (row %d)", l, c, r))
+		}
+	}
+	lse := LogSumExpRows(L, b, c)
 	var loss, wsum float64
 	for r := range b {
 		w := 1.0

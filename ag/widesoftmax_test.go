@@ -73,3 +73,40 @@ func TestCrossEntropyWide(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// LogSumExpRows matches a float64 log-sum-exp to float32 precision, on
+// rows of ordinary and of very large logits (the maximum is taken out
+// first), and refuses a slice shorter than its shape.
+func TestLogSumExpRows(t *testing.T) {
+	r := rand.New(rand.NewSource(3))
+	const rows, cols = 7, 10002
+	x := make([]float32, rows*cols)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * 5)
+	}
+	for j := range cols {
+		x[3*cols+j] += 1e4 // a row that would overflow exp without its maximum taken out
+	}
+	got := LogSumExpRows(x, rows, cols)
+	for i := range rows {
+		row := x[i*cols : (i+1)*cols]
+		m := math.Inf(-1)
+		for _, v := range row {
+			m = math.Max(m, float64(v))
+		}
+		var s float64
+		for _, v := range row {
+			s += math.Exp(float64(v) - m)
+		}
+		want := m + math.Log(s)
+		if d := math.Abs(float64(got[i]) - want); d > 1e-6*math.Max(1, math.Abs(want)) {
+			t.Errorf("row %d: %.7g, want %.7g", i, got[i], want)
+		}
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a short slice was accepted")
+		}
+	}()
+	LogSumExpRows(x[:10], 2, cols)
+}

@@ -165,9 +165,8 @@ func (m *Model) NLL(ids []int32, perturb []float32) (sum float64, n int, err err
 	t.NoGrad = true
 	logits := m.forward(t, ids[:steps], 1, steps, &ag.LSTMCarry{}, p).Value
 	v := m.Vocab.Len()
-	for s := range steps {
-		row := logits.Data[s*v : (s+1)*v]
-		sum += logSumExp(row) - float64(row[ids[s+1]])
+	for s, lse := range ag.LogSumExpRows(logits.Data, steps, v) {
+		sum += float64(lse) - float64(logits.Data[s*v+int(ids[s+1])])
 	}
 	return sum, steps, nil
 }
@@ -188,18 +187,6 @@ func (m *Model) Perplexity(texts [][]int32) (float64, error) {
 		return math.NaN(), fmt.Errorf("lstmlm: no word to predict")
 	}
 	return math.Exp(sum / float64(n)), nil
-}
-
-func logSumExp(row []float32) float64 {
-	mx := float64(row[0])
-	for _, x := range row {
-		mx = math.Max(mx, float64(x))
-	}
-	var s float64
-	for _, x := range row {
-		s += math.Exp(float64(x) - mx)
-	}
-	return mx + math.Log(s)
 }
 
 // savedConfig is the model directory's config.

@@ -1,12 +1,14 @@
 package lstmlm
 
 import (
+	"fmt"
 	"math"
 	"math/rand"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/textarmor/textarmor/ag"
 	"github.com/textarmor/textarmor/tensor"
 	"github.com/textarmor/textarmor/text"
 )
@@ -145,4 +147,53 @@ func encodeAll(m *Model, texts []string) [][]int32 {
 		out[i] = m.Encode(s)
 	}
 	return out
+}
+
+// NLL is the text's negative log-likelihood word by word: the same sum
+// as a float64 log-softmax of the forward pass's logits, to float32
+// precision, on a vocabulary wide enough for the vector exponentials.
+func TestNLLMatchesLogSoftmax(t *testing.T) {
+	words := []string{text.PadWord, text.UnkWord}
+	for i := range 300 {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	vocab, err := text.NewVocab(append(words, EOS))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := DefaultConfig()
+	cfg.EmbedDim, cfg.Hidden, cfg.InitScale = 8, 16, 0.5
+	m, err := New(cfg, vocab, rand.New(rand.NewSource(4)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewSource(5))
+	ids := make([]int32, 40)
+	for i := range ids {
+		ids[i] = int32(2 + r.Intn(300))
+	}
+	got, n, err := m.NLL(ids, nil)
+	if err != nil || n != len(ids)-1 {
+		t.Fatalf("NLL over %d words: %v", n, err)
+	}
+	tp := ag.NewTape()
+	tp.NoGrad = true
+	logits := m.forward(tp, ids[:n], 1, n, &ag.LSTMCarry{}, nil).Value
+	v := vocab.Len()
+	var want float64
+	for s := range n {
+		row := logits.Data[s*v : (s+1)*v]
+		mx := math.Inf(-1)
+		for _, x := range row {
+			mx = math.Max(mx, float64(x))
+		}
+		var sum float64
+		for _, x := range row {
+			sum += math.Exp(float64(x) - mx)
+		}
+		want += mx + math.Log(sum) - float64(row[ids[s+1]])
+	}
+	if math.Abs(got-want) > 1e-5*want {
+		t.Errorf("NLL %.7g, float64 log-softmax %.7g", got, want)
+	}
 }
