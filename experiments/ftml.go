@@ -523,6 +523,10 @@ type FTMLCell struct {
 	Seconds  float64  `json:"seconds"`
 	// Seed is the trained instance's offset (--seeds), absent for 0.
 	Seed int64 `json:"seed,omitempty"`
+	// Correct is the clean cell's result per example, '1' right and '0'
+	// wrong, in the order of its examples (cleanIndices), so that a clean
+	// claim can be paired example by example; absent in older cells.
+	Correct string `json:"correct,omitempty"`
 }
 
 // seedNote names the current instance in messages ("" for seed 0).
@@ -577,17 +581,40 @@ func (r *ftmlRun) cellSize(col string) int {
 
 // cleanExamples are the examples of the clean and certified cells.
 func (r *ftmlRun) cleanExamples() ([]dataset.Example, string) {
-	if r.CleanN > 0 && r.CleanN < len(r.ds.Test) {
-		ex := dataset.SeededSubset(r.ds.Test, r.CleanN, r.Seed)
-		return ex, fmt.Sprintf("first %d of the seeded test permutation (not the entire test set)", len(ex))
+	idx, note := r.cleanIndices()
+	ex := make([]dataset.Example, len(idx))
+	for i, j := range idx {
+		ex[i] = r.ds.Test[j]
 	}
-	return r.ds.Test, "entire test set"
+	return ex, note
+}
+
+// cleanIndices are the test indices of the clean cell's examples, in order.
+func (r *ftmlRun) cleanIndices() ([]int, string) {
+	if r.CleanN > 0 && r.CleanN < len(r.ds.Test) {
+		idx := dataset.SeededOrder(len(r.ds.Test), r.CleanN, r.Seed)
+		return idx, fmt.Sprintf("first %d of the seeded test permutation (not the entire test set)", len(idx))
+	}
+	idx := make([]int, len(r.ds.Test))
+	for i := range idx {
+		idx[i] = i
+	}
+	return idx, "entire test set"
 }
 
 func (r *ftmlRun) clean(m *model.Model) (FTMLCell, error) {
 	ex, note := r.cleanExamples()
-	acc := train.Accuracy(m.Net, train.Encode(m, ex))
-	return FTMLCell{Accuracy: 100 * acc, N: len(ex), Notes: []string{note}}, nil
+	enc := train.Encode(m, ex)
+	correct := make([]byte, len(enc))
+	right := 0
+	for i, p := range train.Predict(m.Net, enc) {
+		correct[i] = '0'
+		if p == enc[i].Label {
+			correct[i] = '1'
+			right++
+		}
+	}
+	return FTMLCell{Accuracy: 100 * float64(right) / float64(max(len(enc), 1)), N: len(ex), Notes: []string{note}, Correct: string(correct)}, nil
 }
 
 // certified is the IBP row's certified accuracy (Jia et al.'s measure):

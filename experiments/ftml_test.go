@@ -15,6 +15,7 @@ import (
 	"github.com/textarmor/textarmor/attack"
 	"github.com/textarmor/textarmor/checkpoint"
 	"github.com/textarmor/textarmor/dataset"
+	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -158,6 +159,62 @@ func TestFTMLTablePairsOwnExamples(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no pwws: FTML ≥ sem claim in %+v", rep.Claims)
+	}
+}
+
+// A clean cell that carries its per-example results makes the clean claim
+// paired example by example (on 2,000 seeded test examples: FTML right on
+// k%4 != 3, standard on k%2 == 0, so the difference per example is +1 on
+// k%4 == 1, 0 otherwise: mean 25 points, SE √(0.1875/1999)); cells without
+// them keep the unpaired estimate from the two binomial SEs.
+func TestFTMLCleanClaimPaired(t *testing.T) {
+	for _, perExample := range []bool{true, false} {
+		dir := t.TempDir()
+		tb := testRun(dir, 1000, 3, []string{"ftml", "standard"}, nil)
+		tb.CleanN = 2000
+		for def, right := range map[string]func(int) bool{"ftml": func(k int) bool { return k%4 != 3 }, "standard": func(k int) bool { return k%2 == 0 }} {
+			c := FTMLCell{Defense: def, Column: "clean", N: 2000}
+			correct := make([]byte, 2000)
+			n := 0
+			for k := range correct {
+				correct[k] = '0'
+				if right(k) {
+					correct[k] = '1'
+					n++
+				}
+			}
+			c.Accuracy = 100 * float64(n) / 2000
+			if perExample {
+				c.Correct = string(correct)
+			}
+			if err := os.MkdirAll(filepath.Join(dir, def), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := WriteJSON(filepath.Join(dir, def, "clean.json"), c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		rep, err := tb.report(true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got *Claim
+		for i, c := range rep.Claims {
+			if c.Claim == "clean: FTML ≥ standard − 3.5" {
+				got = &rep.Claims[i]
+			}
+		}
+		if got == nil {
+			t.Fatalf("no clean claim in %+v", rep.Claims)
+		}
+		d := got.Difference
+		wantSE := 100 * math.Sqrt(0.1875/1999)
+		if !perExample {
+			wantSE = 100 * math.Hypot(metrics.BinomialSE(0.75, 2000), metrics.BinomialSE(0.5, 2000))
+		}
+		if got.Paired != perExample || math.Abs(d.Mean-28.5) > 1e-9 || math.Abs(d.SE-wantSE) > 0.01 || got.Verdict != "holds" {
+			t.Errorf("per-example %v: claim %+v, want margin 28.5 ± %.3f", perExample, *got, wantSE)
+		}
 	}
 }
 

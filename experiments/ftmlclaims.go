@@ -44,20 +44,24 @@ func (r *ftmlRun) claims(insts []*ftmlInstance) []Claim {
 	}
 	paper := func(d, c string) (float64, bool) { return ftmlPaperCell(arch, d, c) }
 	var out []Claim
-	if cs, _ := cellsOf(key("ftml", "clean"), key("standard", "clean")); len(cs) > 0 {
-		var est, se []float64
-		for _, c := range cs {
+	if cs, kept := cellsOf(key("ftml", "clean"), key("standard", "clean")); len(cs) > 0 {
+		d, paired := ftmlEstimate(cs, kept, func(c []FTMLCell) (float64, float64) {
 			f, s := c[0], c[1]
-			est = append(est, f.Accuracy-s.Accuracy+3.5)
-			se = append(se, 100*math.Hypot(metrics.BinomialSE(f.Accuracy/100, f.N), metrics.BinomialSE(s.Accuracy/100, s.N)))
-		}
+			return f.Accuracy - s.Accuracy, 100 * math.Hypot(metrics.BinomialSE(f.Accuracy/100, f.N), metrics.BinomialSE(s.Accuracy/100, s.N))
+		}, func(k [][]map[int]bool) (metrics.SeedEstimate, bool) {
+			kf, ks := make([]map[int]bool, len(k)), make([]map[int]bool, len(k))
+			for i, pair := range k {
+				kf[i], ks[i] = pair[0], pair[1]
+			}
+			return metrics.PairedSeeds(kf, ks)
+		})
 		pv := ""
 		if f, ok := paper("ftml", "clean"); ok {
 			s, _ := paper("standard", "clean")
 			pv = fmt.Sprintf("FTML %.1f, standard %.1f", f, s)
 		}
 		out = append(out, newClaim(base, "clean: FTML ≥ standard − 3.5", pv,
-			sideText("FTML", column(cs, 0), 1)+", "+sideText("standard", column(cs, 1), 1), metrics.FromSeeds(est, se), false))
+			sideText("FTML", column(cs, 0), 1)+", "+sideText("standard", column(cs, 1), 1), shifted(d, 3.5), paired))
 	}
 	for _, a := range r.Attacks {
 		var dev []string

@@ -254,7 +254,17 @@ func (r *ftmlRun) keptByCell(cells []FTMLCell) (map[[2]string]map[int]bool, erro
 	var order []int
 	kept := map[[2]string]map[int]bool{}
 	for _, c := range cells {
-		if c.Column == "clean" || c.Column == "certified" {
+		if c.Column == "clean" {
+			if idx, _ := r.cleanIndices(); c.Correct != "" && len(c.Correct) == len(idx) && c.N == len(idx) {
+				own := make(map[int]bool, len(idx))
+				for k, i := range idx {
+					own[i] = c.Correct[k] == '1'
+				}
+				kept[[2]string{c.Defense, c.Column}] = own
+			}
+			continue
+		}
+		if c.Column == "certified" {
 			continue
 		}
 		all, err := r.t.Kept(c.Defense, c.Column)
