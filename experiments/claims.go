@@ -128,3 +128,16 @@ func trainSeeds(base int64, offsets []int64) string {
 func sideText(name string, values []float64, prec int) string {
 	return name + " " + FormatAcross(metrics.AcrossSeeds(values), prec)
 }
+
+// correctString is per-example results as a cell stores them: '1' for a
+// correct example, '0' for a wrong one.
+func correctString(correct []bool) string {
+	b := make([]byte, len(correct))
+	for i, c := range correct {
+		b[i] = '0'
+		if c {
+			b[i] = '1'
+		}
+	}
+	return string(b)
+}

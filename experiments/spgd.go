@@ -89,6 +89,10 @@ type spgdCell struct {
 	Accuracy    float64 `json:"accuracy"` // %
 	N           int     `json:"n"`
 	DevAccuracy float64 `json:"dev_accuracy"` // %, for the ε grid's choice
+	// Correct is each test example's result ('1' right, '0' wrong, in the
+	// test split's order), so that rows compare paired example by example;
+	// absent in older cells.
+	Correct string `json:"correct,omitempty"`
 	*pipeline.PerturbationPerplexityReport
 }
 
@@ -218,11 +222,11 @@ func (c SPGDTable) row(ctx context.Context, t *Table, name, lmDir string) error 
 	if err != nil {
 		return err
 	}
-	rep, err := pipeline.Evaluate(m, ds.Test, ds.Classes)
+	rep, correct, err := pipeline.EvaluateEach(m, ds.Test, ds.Classes)
 	if err != nil {
 		return err
 	}
-	cell.Accuracy, cell.N = 100*rep.Accuracy, rep.N
+	cell.Accuracy, cell.N, cell.Correct = 100*rep.Accuracy, rep.N, correctString(correct)
 	if len(ds.Dev) > 0 {
 		dev, err := pipeline.Evaluate(m, ds.Dev, ds.Classes)
 		if err != nil {
@@ -351,13 +355,28 @@ func spgdChecks(cells map[string]spgdCell) (lines []string, claims []Claim) {
 		c, ok := cells[r]
 		return c.Accuracy, 100 * metrics.BinomialSE(c.Accuracy/100, c.N), ok
 	}
+	// diffSE is the SE of two rows' accuracy difference: paired over the
+	// test examples when both cells hold their per-example results, else
+	// from the two binomial SEs.
+	diffSE := func(a, b string, sa, sb float64) (float64, string) {
+		ca, cb := cells[a].Correct, cells[b].Correct
+		if ca == "" || len(ca) != len(cb) {
+			return math.Hypot(sa, sb), "SE"
+		}
+		var sum, sumSq float64
+		for k := range len(ca) {
+			d := b2f(ca[k] == '1') - b2f(cb[k] == '1')
+			sum, sumSq = sum+d, sumSq+d*d
+		}
+		return 100 * math.Sqrt(metrics.MeanVariance(sum, sumSq, len(ca))), "paired SE"
+	}
 	// add records a claim whose margin (positive: the claim's way) has the
 	// given SE; verdict is the table's own (an ordering, a bound, or a
 	// comparison without SE).
-	add := func(line, claim, paper, ours string, margin, se float64, verdict string) {
+	add := func(line, claim, paper, ours string, margin, se float64, verdict string, paired bool) {
 		lines = append(lines, line)
 		claims = append(claims, Claim{Paper: "SPGD", Table: spgdTableName, Claim: claim, PaperValue: paper, Ours: ours,
-			Difference: metrics.FromSeeds([]float64{margin}, []float64{se}), Verdict: verdict})
+			Difference: metrics.FromSeeds([]float64{margin}, []float64{se}), Paired: paired, Verdict: verdict})
 	}
 	paper := func(rows ...string) string {
 		var parts []string
@@ -370,28 +389,28 @@ func spgdChecks(cells map[string]spgdCell) (lines []string, claims []Claim) {
 	}
 	if l, sl, ok := acc("lm"); ok {
 		if r, sr, ok := acc("random"); ok {
-			se := math.Hypot(sl, sr)
+			se, unit := diffSE("lm", "random", sl, sr)
 			v := OrderVerdict(l-r-1.5, se)
-			add(fmt.Sprintf("LM-initialised %.2f ≥ random %.2f + 1.5 (difference %+.2f ± %.2f SE): %s", l, r, l-r, se, v),
-				"accuracy: LM-initialised ≥ random + 1.5", paper("lm", "random"), fmt.Sprintf("lm %.2f, random %.2f", l, r), l-r-1.5, se, v)
+			add(fmt.Sprintf("LM-initialised %.2f ≥ random %.2f + 1.5 (difference %+.2f ± %.2f %s): %s", l, r, l-r, se, unit, v),
+				"accuracy: LM-initialised ≥ random + 1.5", paper("lm", "random"), fmt.Sprintf("lm %.2f, random %.2f", l, r), l-r-1.5, se, v, unit != "SE")
 		}
 		for _, m := range []string{"advt", "iadvt", "spgd"} {
 			if a, sa, ok := acc(m); ok {
-				se := math.Hypot(sa, sl)
+				se, unit := diffSE(m, "lm", sa, sl)
 				v := OrderVerdict(a-l, se)
-				add(fmt.Sprintf("%s %.2f ≥ LM-initialised %.2f (difference %+.2f ± %.2f SE): %s", m, a, l, a-l, se, v),
-					"accuracy: "+m+" ≥ LM-initialised", paper(m, "lm"), fmt.Sprintf("%s %.2f, lm %.2f", m, a, l), a-l, se, v)
+				add(fmt.Sprintf("%s %.2f ≥ LM-initialised %.2f (difference %+.2f ± %.2f %s): %s", m, a, l, a-l, se, unit, v),
+					"accuracy: "+m+" ≥ LM-initialised", paper(m, "lm"), fmt.Sprintf("%s %.2f, lm %.2f", m, a, l), a-l, se, v, unit != "SE")
 			}
 		}
 	}
 	if sp, ss, ok := acc("spgd"); ok {
 		for _, m := range []string{"advt", "iadvt"} {
 			if a, sa, ok := acc(m); ok {
-				se := math.Hypot(ss, sa)
+				se, unit := diffSE("spgd", m, ss, sa)
 				v := WithinVerdict(sp-a, se, 0.5)
 				// The margin of a "within" claim: how far inside the bound.
-				add(fmt.Sprintf("SPGD %.2f within 0.5 of %s %.2f (difference %+.2f ± %.2f SE): %s", sp, m, a, sp-a, se, v),
-					"accuracy: SPGD within 0.5 of "+m, paper("spgd", m), fmt.Sprintf("spgd %.2f, %s %.2f (difference %+.2f)", sp, m, a, sp-a), 0.5-math.Abs(sp-a), se, v)
+				add(fmt.Sprintf("SPGD %.2f within 0.5 of %s %.2f (difference %+.2f ± %.2f %s): %s", sp, m, a, sp-a, se, unit, v),
+					"accuracy: SPGD within 0.5 of "+m, paper("spgd", m), fmt.Sprintf("spgd %.2f, %s %.2f (difference %+.2f)", sp, m, a, sp-a), 0.5-math.Abs(sp-a), se, v, unit != "SE")
 			}
 		}
 	}
@@ -409,12 +428,12 @@ func spgdChecks(cells map[string]spgdCell) (lines []string, claims []Claim) {
 	if okS && okA && okI {
 		v := Verdict(g < a && a < i)
 		add(fmt.Sprintf("perplexity gap SPGD %.2f < AdvT %.2f < iAdvT %.2f (no SE: one evaluation of 1,000 texts): %s", g, a, i, v),
-			"perplexity gap: SPGD < AdvT < iAdvT (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f, iadvt %.2f", g, a, i), min(a-g, i-a), 0, v)
+			"perplexity gap: SPGD < AdvT < iAdvT (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f, iadvt %.2f", g, a, i), min(a-g, i-a), 0, v, false)
 	}
 	if okS && okA {
 		v := Verdict(g <= a/2)
 		add(fmt.Sprintf("SPGD's gap %.2f at most half of AdvT's %.2f (no SE): %s", g, a, v),
-			"perplexity gap: SPGD ≤ half of AdvT's (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f", g, a), a/2-g, 0, v)
+			"perplexity gap: SPGD ≤ half of AdvT's (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f", g, a), a/2-g, 0, v, false)
 	}
 	return lines, claims
 }

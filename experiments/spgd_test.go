@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/textarmor/textarmor/internal/synth"
+	"github.com/textarmor/textarmor/metrics"
 	"github.com/textarmor/textarmor/pipeline"
 )
 
@@ -52,6 +53,12 @@ func TestSPGDTable(t *testing.T) {
 	}
 	if len(rep.Accuracy) != 5 || len(rep.Gap) != 3 || len(rep.Checks) != 8 {
 		t.Fatalf("accuracy %v, gaps %v, checks %v", rep.Accuracy, rep.Gap, rep.Checks)
+	}
+	// The cells keep their per-example results, so the checks are paired.
+	for _, l := range rep.Checks[:6] {
+		if !strings.Contains(l, "paired SE") {
+			t.Errorf("check not paired: %q", l)
+		}
 	}
 	for _, want := range []string{"| spgd | 2.5 |", "(93.54)", "(1.09)", "LM-initialised", "perplexity gap SPGD"} {
 		if !strings.Contains(rep.Markdown, want) {
@@ -121,5 +128,52 @@ func TestSPGDChecksAreClaims(t *testing.T) {
 	}
 	if c := claims[6]; c.Verdict != "holds" || c.Difference.SE != 0 || !strings.Contains(c.Claim, "SPGD < AdvT < iAdvT") {
 		t.Errorf("gap ordering: %+v", c)
+	}
+}
+
+// Cells that hold their per-example results compare paired: two rows
+// that differ on a few examples only have a far smaller SE than their two
+// binomial SEs, so "SPGD within 0.5 of AdvT" can be decided; without the
+// results the unpaired SE stays.
+func TestSPGDChecksPaired(t *testing.T) {
+	const n = 20000
+	row := func(wrong func(k int) bool) spgdCell {
+		b := make([]bool, n)
+		right := 0
+		for k := range b {
+			if b[k] = !wrong(k); b[k] {
+				right++
+			}
+		}
+		return spgdCell{Accuracy: 100 * float64(right) / n, N: n, Correct: correctString(b)}
+	}
+	// AdvT wrong on k%8 == 0 (87.5 %); SPGD on the same and on the 200 odd
+	// k%100 == 1 as well (86.5 %, a point lower): 0.5 outside the bound, a
+	// tie unpaired (SE ≈ 0.34), a fail paired (SE ≈ 0.070).
+	advt := row(func(k int) bool { return k%8 == 0 })
+	spgd := row(func(k int) bool { return k%8 == 0 || k%100 == 1 })
+	for _, paired := range []bool{true, false} {
+		a, s := advt, spgd
+		if !paired {
+			a.Correct, s.Correct = "", ""
+		}
+		_, claims := spgdChecks(map[string]spgdCell{"advt": a, "spgd": s})
+		var c *Claim
+		for i := range claims {
+			if claims[i].Claim == "accuracy: SPGD within 0.5 of advt" {
+				c = &claims[i]
+			}
+		}
+		if c == nil {
+			t.Fatalf("no within claim: %+v", claims)
+		}
+		wantSE, wantVerdict := 100*math.Sqrt(metrics.MeanVariance(-200, 200, n)), "fails"
+		if !paired {
+			wantSE = math.Hypot(100*metrics.BinomialSE(a.Accuracy/100, n), 100*metrics.BinomialSE(s.Accuracy/100, n))
+			wantVerdict = "tie"
+		}
+		if c.Paired != paired || math.Abs(c.Difference.SE-wantSE) > 1e-9 || c.Verdict != wantVerdict {
+			t.Errorf("paired %v: %+v, want SE %.4f and %s", paired, *c, wantSE, wantVerdict)
+		}
 	}
 }

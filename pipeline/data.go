@@ -202,18 +202,27 @@ func SameClassCount(m *model.Model, classes []string) error {
 // Evaluate scores m on labelled examples: accuracy, macro-F1, per-class
 // scores and the confusion matrix.
 func Evaluate(m *model.Model, ex []dataset.Example, classes []string) (metrics.Report, error) {
+	r, _, err := EvaluateEach(m, ex, classes)
+	return r, err
+}
+
+// EvaluateEach is Evaluate with each example's result (true: classified
+// correctly), for comparisons of two models paired example by example.
+func EvaluateEach(m *model.Model, ex []dataset.Example, classes []string) (metrics.Report, []bool, error) {
 	if err := SameClassCount(m, classes); err != nil {
-		return metrics.Report{}, err
+		return metrics.Report{}, nil, err
 	}
 	if err := SameInputs(m, ex); err != nil {
-		return metrics.Report{}, err
+		return metrics.Report{}, nil, err
 	}
 	pred := train.Predict(m.Net, train.Encode(m, ex))
 	gold := make([]int, len(ex))
+	correct := make([]bool, len(ex))
 	for i, e := range ex {
-		gold[i] = e.Label
+		gold[i], correct[i] = e.Label, pred[i] == e.Label
 	}
-	return metrics.Classification(gold, pred, m.Classes)
+	r, err := metrics.Classification(gold, pred, m.Classes)
+	return r, correct, err
 }
 
 // EnvDataDir is the data folder from DataDirEnv ("" when unset).
