@@ -358,25 +358,28 @@ func spgdChecks(cells map[string]spgdCell) (lines []string, claims []Claim) {
 	// diffSE is the SE of two rows' accuracy difference: paired over the
 	// test examples when both cells hold their per-example results, else
 	// from the two binomial SEs.
-	diffSE := func(a, b string, sa, sb float64) (float64, string) {
+	diffSE := func(a, b string, sa, sb float64) (se float64, unit string, paired int) {
 		ca, cb := cells[a].Correct, cells[b].Correct
 		if ca == "" || len(ca) != len(cb) {
-			return math.Hypot(sa, sb), "SE"
+			return math.Hypot(sa, sb), "SE", 0
 		}
 		var sum, sumSq float64
 		for k := range len(ca) {
 			d := b2f(ca[k] == '1') - b2f(cb[k] == '1')
 			sum, sumSq = sum+d, sumSq+d*d
 		}
-		return 100 * math.Sqrt(metrics.MeanVariance(sum, sumSq, len(ca))), "paired SE"
+		return 100 * math.Sqrt(metrics.MeanVariance(sum, sumSq, len(ca))), "paired SE", len(ca)
 	}
 	// add records a claim whose margin (positive: the claim's way) has the
 	// given SE; verdict is the table's own (an ordering, a bound, or a
 	// comparison without SE).
-	add := func(line, claim, paper, ours string, margin, se float64, verdict string, paired bool) {
+	// paired is the number of examples a paired SE came from (0: none).
+	add := func(line, claim, paper, ours string, margin, se float64, verdict string, paired int) {
 		lines = append(lines, line)
+		d := metrics.FromSeeds([]float64{margin}, []float64{se})
+		d.N = paired
 		claims = append(claims, Claim{Paper: "SPGD", Table: spgdTableName, Claim: claim, PaperValue: paper, Ours: ours,
-			Difference: metrics.FromSeeds([]float64{margin}, []float64{se}), Paired: paired, Verdict: verdict})
+			Difference: d, Paired: paired > 0, Verdict: verdict})
 	}
 	paper := func(rows ...string) string {
 		var parts []string
@@ -389,28 +392,28 @@ func spgdChecks(cells map[string]spgdCell) (lines []string, claims []Claim) {
 	}
 	if l, sl, ok := acc("lm"); ok {
 		if r, sr, ok := acc("random"); ok {
-			se, unit := diffSE("lm", "random", sl, sr)
+			se, unit, n := diffSE("lm", "random", sl, sr)
 			v := OrderVerdict(l-r-1.5, se)
 			add(fmt.Sprintf("LM-initialised %.2f ≥ random %.2f + 1.5 (difference %+.2f ± %.2f %s): %s", l, r, l-r, se, unit, v),
-				"accuracy: LM-initialised ≥ random + 1.5", paper("lm", "random"), fmt.Sprintf("lm %.2f, random %.2f", l, r), l-r-1.5, se, v, unit != "SE")
+				"accuracy: LM-initialised ≥ random + 1.5", paper("lm", "random"), fmt.Sprintf("lm %.2f, random %.2f", l, r), l-r-1.5, se, v, n)
 		}
 		for _, m := range []string{"advt", "iadvt", "spgd"} {
 			if a, sa, ok := acc(m); ok {
-				se, unit := diffSE(m, "lm", sa, sl)
+				se, unit, n := diffSE(m, "lm", sa, sl)
 				v := OrderVerdict(a-l, se)
 				add(fmt.Sprintf("%s %.2f ≥ LM-initialised %.2f (difference %+.2f ± %.2f %s): %s", m, a, l, a-l, se, unit, v),
-					"accuracy: "+m+" ≥ LM-initialised", paper(m, "lm"), fmt.Sprintf("%s %.2f, lm %.2f", m, a, l), a-l, se, v, unit != "SE")
+					"accuracy: "+m+" ≥ LM-initialised", paper(m, "lm"), fmt.Sprintf("%s %.2f, lm %.2f", m, a, l), a-l, se, v, n)
 			}
 		}
 	}
 	if sp, ss, ok := acc("spgd"); ok {
 		for _, m := range []string{"advt", "iadvt"} {
 			if a, sa, ok := acc(m); ok {
-				se, unit := diffSE("spgd", m, ss, sa)
+				se, unit, n := diffSE("spgd", m, ss, sa)
 				v := WithinVerdict(sp-a, se, 0.5)
 				// The margin of a "within" claim: how far inside the bound.
 				add(fmt.Sprintf("SPGD %.2f within 0.5 of %s %.2f (difference %+.2f ± %.2f %s): %s", sp, m, a, sp-a, se, unit, v),
-					"accuracy: SPGD within 0.5 of "+m, paper("spgd", m), fmt.Sprintf("spgd %.2f, %s %.2f (difference %+.2f)", sp, m, a, sp-a), 0.5-math.Abs(sp-a), se, v, unit != "SE")
+					"accuracy: SPGD within 0.5 of "+m, paper("spgd", m), fmt.Sprintf("spgd %.2f, %s %.2f (difference %+.2f)", sp, m, a, sp-a), 0.5-math.Abs(sp-a), se, v, n)
 			}
 		}
 	}
@@ -428,12 +431,12 @@ func spgdChecks(cells map[string]spgdCell) (lines []string, claims []Claim) {
 	if okS && okA && okI {
 		v := Verdict(g < a && a < i)
 		add(fmt.Sprintf("perplexity gap SPGD %.2f < AdvT %.2f < iAdvT %.2f (no SE: one evaluation of 1,000 texts): %s", g, a, i, v),
-			"perplexity gap: SPGD < AdvT < iAdvT (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f, iadvt %.2f", g, a, i), min(a-g, i-a), 0, v, false)
+			"perplexity gap: SPGD < AdvT < iAdvT (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f, iadvt %.2f", g, a, i), min(a-g, i-a), 0, v, 0)
 	}
 	if okS && okA {
 		v := Verdict(g <= a/2)
 		add(fmt.Sprintf("SPGD's gap %.2f at most half of AdvT's %.2f (no SE): %s", g, a, v),
-			"perplexity gap: SPGD ≤ half of AdvT's (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f", g, a), a/2-g, 0, v, false)
+			"perplexity gap: SPGD ≤ half of AdvT's (no SE)", paperGap, fmt.Sprintf("spgd %.2f, advt %.2f", g, a), a/2-g, 0, v, 0)
 	}
 	return lines, claims
 }

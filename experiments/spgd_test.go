@@ -172,7 +172,7 @@ func TestSPGDChecksPaired(t *testing.T) {
 			wantSE = math.Hypot(100*metrics.BinomialSE(a.Accuracy/100, n), 100*metrics.BinomialSE(s.Accuracy/100, n))
 			wantVerdict = "tie"
 		}
-		if c.Paired != paired || math.Abs(c.Difference.SE-wantSE) > 1e-9 || c.Verdict != wantVerdict {
+		if c.Paired != paired || (c.Difference.N == n) != paired || math.Abs(c.Difference.SE-wantSE) > 1e-9 || c.Verdict != wantVerdict {
 			t.Errorf("paired %v: %+v, want SE %.4f and %s", paired, *c, wantSE, wantVerdict)
 		}
 	}
