@@ -48,13 +48,7 @@ func (r *ftmlRun) claims(insts []*ftmlInstance) []Claim {
 		d, paired := ftmlEstimate(cs, kept, func(c []FTMLCell) (float64, float64) {
 			f, s := c[0], c[1]
 			return f.Accuracy - s.Accuracy, 100 * math.Hypot(metrics.BinomialSE(f.Accuracy/100, f.N), metrics.BinomialSE(s.Accuracy/100, s.N))
-		}, func(k [][]map[int]bool) (metrics.SeedEstimate, bool) {
-			kf, ks := make([]map[int]bool, len(k)), make([]map[int]bool, len(k))
-			for i, pair := range k {
-				kf[i], ks[i] = pair[0], pair[1]
-			}
-			return metrics.PairedSeeds(kf, ks)
-		})
+		}, pairedKept)
 		pv := ""
 		if f, ok := paper("ftml", "clean"); ok {
 			s, _ := paper("standard", "clean")
@@ -100,13 +94,7 @@ func (r *ftmlRun) claims(insts []*ftmlInstance) []Claim {
 			d, paired := ftmlEstimate(cs, kept, func(c []FTMLCell) (float64, float64) {
 				f, x := c[0], c[1]
 				return f.Accuracy - x.Accuracy, 100 * math.Hypot(metrics.BinomialSE(f.Accuracy/100, f.N), metrics.BinomialSE(x.Accuracy/100, x.N))
-			}, func(k [][]map[int]bool) (metrics.SeedEstimate, bool) {
-				kf, ko := make([]map[int]bool, len(k)), make([]map[int]bool, len(k))
-				for i, pair := range k {
-					kf[i], ko[i] = pair[0], pair[1]
-				}
-				return metrics.PairedSeeds(kf, ko)
-			})
+			}, pairedKept)
 			pv := ""
 			if pf, ok := paper("ftml", a); ok {
 				if po, ok := paper(o, a); ok {
@@ -118,6 +106,16 @@ func (r *ftmlRun) claims(insts []*ftmlInstance) []Claim {
 		}
 	}
 	return out
+}
+
+// pairedKept is PairedSeeds on each instance's two kept maps (FTML's
+// cell first).
+func pairedKept(k [][]map[int]bool) (metrics.SeedEstimate, bool) {
+	kf, ko := make([]map[int]bool, len(k)), make([]map[int]bool, len(k))
+	for i, pair := range k {
+		kf[i], ko[i] = pair[0], pair[1]
+	}
+	return metrics.PairedSeeds(kf, ko)
 }
 
 // ftmlEstimate is a claim's margin over the instances: from the
