@@ -604,15 +604,11 @@ func (r *ftmlRun) cleanIndices() ([]int, string) {
 
 func (r *ftmlRun) clean(m *model.Model) (FTMLCell, error) {
 	ex, note := r.cleanExamples()
-	enc := train.Encode(m, ex)
-	correct := make([]bool, len(enc))
-	right := 0
-	for i, p := range train.Predict(m.Net, enc) {
-		if correct[i] = p == enc[i].Label; correct[i] {
-			right++
-		}
+	rep, correct, err := pipeline.EvaluateEach(m, ex, r.ds.Classes)
+	if err != nil {
+		return FTMLCell{}, err
 	}
-	return FTMLCell{Accuracy: 100 * float64(right) / float64(max(len(enc), 1)), N: len(ex), Notes: []string{note}, Correct: correctString(correct)}, nil
+	return FTMLCell{Accuracy: 100 * rep.Accuracy, N: len(ex), Notes: []string{note}, Correct: correctString(correct)}, nil
 }
 
 // certified is the IBP row's certified accuracy (Jia et al.'s measure):
